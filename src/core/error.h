@@ -1,0 +1,32 @@
+// The one exception type that carries a failure to main(), which alone
+// decides the exit status.  Library code throws it; it never calls exit().
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace provision {
+
+// Exit statuses fixed by DESIGN.md; scripts depend on them.
+enum class ExitCode : int {
+    ok = 0,
+    usage = 2,            // unknown flag, bad option value, unknown mechanism name
+    invalid_input = 3,    // a recipe or fixture is malformed or invalid
+    no_mechanism = 4,     // nothing can serve, or an override cannot be served
+    validation_failed = 5,
+    io_failure = 6,       // the env file (or another output) could not be written
+    cannot_execute = 126,
+    command_not_found = 127,
+};
+
+class Error : public std::runtime_error {
+public:
+    Error(ExitCode code, std::string message)
+        : std::runtime_error(std::move(message)), code_(code) {}
+    ExitCode code() const { return code_; }
+
+private:
+    ExitCode code_;
+};
+
+}  // namespace provision
