@@ -1,0 +1,28 @@
+// Everything a run needs to know from the command line and the environment.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace provision {
+
+struct Options {
+    bool check = false;            // CI mode: lint, detect, select, validate; no env file unless asked
+    bool explain = false;
+    bool json = false;
+    std::string validate = "quick";  // quick | full | off
+    double validate_timeout_s = 5.0;
+    std::string workload = "generic";
+    std::vector<std::string> recipes;        // user recipes, merged over the built-in ones
+    std::string env_file = "/workspace/venv/.env_settings";
+    bool env_file_given = false;
+    std::vector<std::string> site_packages;  // empty: the recipes' globs
+    std::string gpu_fixture;
+    std::vector<std::string> command;        // after "--"
+    std::map<std::string, std::string> environment;  // snapshot of the process environment
+};
+
+std::map<std::string, std::string> environment_snapshot();
+
+}  // namespace provision

@@ -1,0 +1,227 @@
+#include "app/pipeline.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/suggest.h"
+#include "env/env_file.h"
+#include "gpu/detect.h"
+#include "handoff/handoff.h"
+#include "packages/python_packages.h"
+#include "recipe/recipe_loader.h"
+#include "select/classify.h"
+#include "validate/validation.h"
+#include "validation_kernels.h"
+
+namespace provision {
+namespace {
+
+const WorkloadSpec& find_workload(const RecipeSet& recipes, const std::string& name) {
+    const auto it = recipes.workloads.find(name);
+    if (it != recipes.workloads.end()) return it->second;
+    std::vector<std::string> known;
+    for (const auto& [workload, spec] : recipes.workloads) known.push_back(workload);
+    std::string message = fmt::format("unknown workload '{}'", name);
+    const std::string hint = closest_match(name, known);
+    if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
+    message += fmt::format(" (known: {})", fmt::join(known, ", "));
+    throw Error(ExitCode::usage, message);
+}
+
+Inventory detect(const Options& options) {
+    std::optional<std::string> visible;
+    if (const auto it = options.environment.find("CUDA_VISIBLE_DEVICES"); it != options.environment.end())
+        visible = it->second;
+    if (!options.gpu_fixture.empty()) return load_gpu_fixture(options.gpu_fixture, visible);
+    return detect_gpus(detect_options_from_environment());
+}
+
+// Checks worth running: those of every mechanism that could serve before
+// validation (so a fallback needs no second round), and the features'.
+std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& recipes, const Decision& decision,
+                                   ValidationSummary& summary) {
+    std::set<std::string> wanted;
+    for (const auto& candidate : decision.candidates)
+        if (candidate.accepted)
+            for (const auto& check : recipes.mechanisms.at(candidate.mechanism).checks) wanted.insert(check);
+    for (const auto& [name, feature] : recipes.features)
+        for (const auto& check : feature.checks) wanted.insert(check);
+
+    std::vector<GpuChecks> work;
+    for (const auto& gpu : inventory.gpus) {
+        GpuChecks entry{gpu.index, {}};
+        for (const auto& check : wanted) {
+            const CheckSpec& spec = recipes.checks.at(check);
+            if (spec.compute_capability.contains(gpu.compute_capability)) {
+                entry.checks.push_back(check);
+            } else {
+                summary.checks.push_back({gpu.index, check, "unsupported", 0, 0, 0, 0,
+                                          fmt::format("needs {}", spec.compute_capability.str())});
+            }
+        }
+        if (!entry.checks.empty()) work.push_back(entry);
+    }
+    return work;
+}
+
+CheckVerdicts verdicts_of(const ValidationSummary& summary) {
+    CheckVerdicts verdicts;
+    for (const auto& check : summary.checks) {
+        CheckVerdict verdict;
+        if (check.status == "passed") {
+            verdict.state = CheckState::passed;
+        } else if (check.status == "unsupported") {
+            verdict.state = CheckState::unsupported;
+        } else {
+            verdict.state = CheckState::failed;
+            if (check.status == "failed")
+                verdict.summary = fmt::format("max relative error {:.3g} exceeds the tolerance {:.3g}",
+                                              check.max_rel_error, check.tolerance);
+            else
+                verdict.summary = fmt::format("{}{}", check.status, check.detail.empty() ? "" : ": " + check.detail);
+        }
+        verdicts[{check.gpu, check.name}] = verdict;
+    }
+    return verdicts;
+}
+
+void run_checks(const Options& options, const Inventory& inventory, const RecipeSet& recipes,
+                const Decision& first, ValidationSummary& summary) {
+    if (options.validate == "off") {
+        summary.reason = "disabled (--no-validate)";
+        return;
+    }
+    if (inventory.gpus.empty()) {
+        summary.reason = "no GPU";
+        return;
+    }
+    if (inventory.simulated()) {
+        summary.reason = "simulated";
+        return;
+    }
+    if (!kernels::kernels_available()) {
+        summary.reason = "provision was built without the CUDA kernels";
+        return;
+    }
+    const auto work = plan_checks(inventory, recipes, first, summary);
+    ValidationOptions validation;
+    validation.mode = options.validate;
+    validation.timeout_s = options.validate_timeout_s;
+    if (const auto it = options.environment.find("PROVISION_TEST_FAULT"); it != options.environment.end())
+        validation.fault = it->second;
+    const auto start = std::chrono::steady_clock::now();
+    for (const auto& outcome : run_validation(work, validation))
+        summary.checks.push_back({outcome.gpu, outcome.name, outcome.status, outcome.max_rel_error, outcome.tolerance,
+                                  outcome.ms, outcome.tflops, outcome.detail});
+    summary.wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    bool any_run = false, any_failed = false;
+    for (const auto& check : summary.checks) {
+        if (check.status == "unsupported") continue;
+        any_run = true;
+        if (check.status != "passed") any_failed = true;
+    }
+    summary.status = !any_run ? "skipped" : any_failed ? "failed" : "passed";
+    if (!any_run) summary.reason = "no check applies to these GPUs";
+    if (any_failed) summary.reason = "a check failed; mechanisms that need it were rejected";
+}
+
+std::string env_file_header(const Report& report) {
+    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    std::string header = fmt::format(
+        "Written by provision {} at {}.\nWorkload {}; attention mechanism {} ({}).\n"
+        "Load it with: . <this file>\n",
+        PROVISION_VERSION, stamp, report.workload, report.decision.mechanism, report.decision.source);
+    for (const auto& gpu : report.inventory.gpus)
+        header += fmt::format("GPU {}: {} ({})\n", gpu.index, gpu.name, gpu.architecture);
+    return header;
+}
+
+}  // namespace
+
+Plan plan_run(const Options& options) {
+    std::vector<std::string> recipe_paths{builtin_recipe_dir()};
+    recipe_paths.insert(recipe_paths.end(), options.recipes.begin(), options.recipes.end());
+    const RecipeSet recipes = load_recipes(recipe_paths);
+    const WorkloadSpec& workload = find_workload(recipes, options.workload);
+
+    Plan plan;
+    Report& report = plan.report;
+    report.workload = workload.name;
+    report.inventory = detect(options);
+    classify_gpus(report.inventory, recipes);
+
+    const auto site_packages =
+        options.site_packages.empty() ? expand_site_package_globs(recipes.site_packages) : options.site_packages;
+    const PackageIndex packages = scan_site_packages(site_packages);
+    if (packages.packages().empty())
+        report.notes.push_back(fmt::format("no Python packages found in: {}",
+                                           site_packages.empty() ? std::string("(no site-packages folder exists)")
+                                                                 : fmt::format("{}", fmt::join(site_packages, ", "))));
+
+    const auto override_request = read_override(options.environment, workload, recipes);
+    const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
+    run_checks(options, report.inventory, recipes, first, report.validation);
+    const CheckVerdicts verdicts = verdicts_of(report.validation);
+    report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
+    const auto features = feature_states(report.inventory, recipes, verdicts);
+
+    const Decision& decision = report.decision;
+    if (decision.mechanism.empty()) {
+        report.verdict = "failed";
+        plan.exit_code = decision.override_failed_validation ? ExitCode::validation_failed : ExitCode::no_mechanism;
+        if (!decision.override_refused && !decision.override_failed_validation && first.mechanism.size())
+            plan.exit_code = ExitCode::validation_failed;  // only the checks stood in the way
+        return plan;
+    }
+    report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
+    report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
+    const bool degraded = decision.source == "forced" || decision.fell_back_after_validation ||
+                          report.validation.status == "failed";
+    report.verdict = degraded ? "degraded" : "ok";
+    if (options.check && report.validation.status == "failed") {
+        report.verdict = "failed";
+        plan.exit_code = ExitCode::validation_failed;
+    }
+    return plan;
+}
+
+int carry_out(Plan plan, const Options& options) {
+    Report& report = plan.report;
+    const bool write_env = !report.decision.mechanism.empty() && (!options.check || options.env_file_given);
+    if (write_env) {
+        try {
+            const std::filesystem::path folder = std::filesystem::path(options.env_file).parent_path();
+            std::error_code ignored;
+            if (!folder.empty()) std::filesystem::create_directories(folder, ignored);
+            write_env_file_atomically(options.env_file, render_env_file(report.env, env_file_header(report)));
+            report.env_file = options.env_file;
+        } catch (const Error& error) {
+            // With a workload to start, the settings still reach it through
+            // its environment; a missing file must not keep the pod down.
+            if (options.command.empty()) {
+                report.verdict = "failed";
+                plan.exit_code = error.code();
+            }
+            report.notes.push_back(error.what());
+        }
+    }
+    std::fputs(render_summary(report, options.explain).c_str(), stderr);
+    if (options.json) std::fputs(render_json(report).c_str(), stdout);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (plan.exit_code != ExitCode::ok || options.command.empty()) return static_cast<int>(plan.exit_code);
+
+    std::vector<std::string> command = options.command;
+    command.insert(command.end(), report.appended_arguments.begin(), report.appended_arguments.end());
+    exec_workload(command, report.env);
+}
+
+}  // namespace provision

@@ -1,0 +1,24 @@
+// The whole run, stage by stage: detect, classify, select, validate, write
+// env, report, hand off.  Only detection, validation, the env file and exec
+// touch the outside world.
+#pragma once
+
+#include "app/options.h"
+#include "core/error.h"
+#include "report/report.h"
+
+namespace provision {
+
+struct Plan {
+    Report report;
+    ExitCode exit_code = ExitCode::ok;
+};
+
+// Detect through validate: everything up to the side effects.
+Plan plan_run(const Options& options);
+
+// Writes the env file, prints the report, and execs the command when there
+// is one.  Returns the exit status (when it returns at all).
+int carry_out(Plan plan, const Options& options);
+
+}  // namespace provision

@@ -1,0 +1,23 @@
+// Hands the process over to the workload with exec: same PID, so the
+// workload's exit status is the container's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "env/env_settings.h"
+#include "recipe/recipe.h"
+
+namespace provision {
+
+// The flags the workload recipe adds for `mechanism`, minus any the user
+// already gave (or that conflict with one the user gave).
+std::vector<std::string> workload_arguments(const WorkloadSpec& workload, const std::string& mechanism,
+                                            const std::vector<std::string>& command);
+
+// Puts `settings` into the environment and execs `command` (PATH lookup).
+// Returns only on failure, by throwing Error(command_not_found) or
+// Error(cannot_execute).
+[[noreturn]] void exec_workload(const std::vector<std::string>& command, const EnvSettings& settings);
+
+}  // namespace provision

@@ -1,0 +1,133 @@
+// provision: detect the GPUs, choose an attention mechanism, prove it on the
+// GPU, write the env settings, and hand off to the workload.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "app/options.h"
+#include "app/pipeline.h"
+#include "core/error.h"
+#include "validate/validation.h"
+#include "validation_kernels.h"
+
+namespace {
+
+using provision::ExitCode;
+
+std::vector<std::string> split_colons(const std::string& text) {
+    std::vector<std::string> parts;
+    std::string part;
+    for (const char c : text + ":") {
+        if (c != ':') {
+            part += c;
+        } else if (!part.empty()) {
+            parts.push_back(part);
+            part.clear();
+        }
+    }
+    return parts;
+}
+
+std::string version_text() {
+    return fmt::format("provision {} ({})", PROVISION_VERSION,
+                       provision::kernels::kernels_available() ? "with CUDA validation kernels"
+                                                               : "built without CUDA: validation unavailable");
+}
+
+constexpr const char* kExitCodes =
+    "Exit status: 0 ok (with COMMAND: the workload's own), 2 usage, 3 bad recipe or fixture,\n"
+    "4 no mechanism can serve / override refused, 5 validation failed on the GPU,\n"
+    "6 env file could not be written, 126/127 COMMAND cannot be executed / not found.\n"
+    "Environment: PROVISION_ATTENTION=<mechanism|auto> forces a choice (refused unless it can\n"
+    "be served, or PROVISION_FORCE=1); CUDA_VISIBLE_DEVICES is honoured.";
+
+// Parses the command line into Options; throws Error(usage) on bad input.
+// Returns false when --help or --version was answered.
+bool parse(int argc, char** argv, provision::Options& options) {
+    options.environment = provision::environment_snapshot();
+    const auto& env = options.environment;
+    auto from_env = [&](const char* name) -> std::string {
+        const auto it = env.find(name);
+        return it == env.end() ? std::string() : it->second;
+    };
+
+    CLI::App app{"Detects the GPUs, selects an attention mechanism from TOML recipes, validates it on the GPU,\n"
+                 "writes the env settings, then (with -- COMMAND) execs the workload.",
+                 "provision"};
+    app.footer(kExitCodes);
+    app.set_version_flag("--version", version_text());
+    std::string validate = "quick";
+    bool no_validate = false;
+    std::vector<std::string> site_packages, recipes;
+    app.add_flag("--check", options.check, "CI mode: lint recipes, detect, select, validate; exit non-zero on any error");
+    app.add_flag("--explain", options.explain, "show every candidate mechanism with its reasons");
+    app.add_flag("--json", options.json, "print the report as JSON on stdout (human text stays on stderr)");
+    app.add_option("--workload", options.workload, "workload recipe to apply [env: PROVISION_WORKLOAD]")
+        ->envname("PROVISION_WORKLOAD");
+    app.add_option("--recipe", recipes, "extra recipe file or folder, merged over the built-ins; repeatable "
+                                        "[env: PROVISION_RECIPE, colon-separated]");
+    app.add_option("--env-file", options.env_file, "where to write the env settings [env: PROVISION_ENV_FILE]")
+        ->envname("PROVISION_ENV_FILE");
+    app.add_option("--site-packages", site_packages, "Python site-packages folder to read; repeatable "
+                                                     "[env: PROVISION_SITE_PACKAGES, colon-separated]");
+    app.add_option("--gpu-fixture", options.gpu_fixture, "simulated machine (TOML) instead of NVML and the driver "
+                                                         "[env: PROVISION_GPU_FIXTURE]")
+        ->envname("PROVISION_GPU_FIXTURE");
+    app.add_option("--validate", validate, "GPU validation: quick (default), full (adds throughput) or off "
+                                           "[env: PROVISION_VALIDATE, 0 = off]")
+        ->check(CLI::IsMember({"quick", "full", "off"}));
+    app.add_flag("--no-validate", no_validate, "skip GPU validation (same as --validate=off)");
+    app.add_option("--validate-timeout", options.validate_timeout_s,
+                   "seconds each GPU's checks may take before they are stopped [env: PROVISION_VALIDATE_TIMEOUT]")
+        ->envname("PROVISION_VALIDATE_TIMEOUT")
+        ->check(CLI::PositiveNumber);
+    app.add_option("command", options.command, "workload to exec after '--', with its arguments");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        std::fputs(app.help().c_str(), stdout);
+        return false;
+    } catch (const CLI::CallForVersion&) {
+        std::puts(version_text().c_str());
+        return false;
+    } catch (const CLI::ParseError& error) {
+        throw provision::Error(ExitCode::usage, fmt::format("{} (see provision --help)", error.what()));
+    }
+
+    options.env_file_given = app.count("--env-file") > 0 || env.count("PROVISION_ENV_FILE") > 0;
+    options.recipes = recipes.empty() ? split_colons(from_env("PROVISION_RECIPE")) : recipes;
+    options.site_packages = site_packages.empty() ? split_colons(from_env("PROVISION_SITE_PACKAGES")) : site_packages;
+    if (app.count("--validate") == 0) {
+        const std::string from = from_env("PROVISION_VALIDATE");
+        if (from == "0" || from == "off") validate = "off";
+        else if (from == "quick" || from == "full" || from == "1" || from.empty()) validate = from == "full" ? "full" : "quick";
+        else
+            throw provision::Error(ExitCode::usage,
+                                   fmt::format("PROVISION_VALIDATE={}: expected quick, full, off or 0", from));
+    }
+    options.validate = no_validate ? "off" : validate;
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // The validation child: runs one GPU's checks, nothing else.
+    if (argc > 1 && std::string(argv[1]) == "__check-worker")
+        return provision::check_worker_main(std::vector<std::string>(argv + 2, argv + argc));
+    try {
+        provision::Options options;
+        if (!parse(argc, argv, options)) return 0;
+        return provision::carry_out(provision::plan_run(options), options);
+    } catch (const provision::Error& error) {
+        std::fprintf(stderr, "provision: error: %s\n", error.what());
+        return static_cast<int>(error.code());
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "provision: internal error: %s\n", error.what());
+        return 1;
+    }
+}

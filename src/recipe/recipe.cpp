@@ -1,0 +1,61 @@
+#include "recipe/recipe.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace provision {
+
+std::string SourceRef::str() const { return fmt::format("{}:{}:{}", file, line, column); }
+
+bool CapabilityBounds::contains(const ComputeCapability& cc) const {
+    if (min && cc < *min) return false;
+    if (max && *max < cc) return false;
+    return true;
+}
+
+std::string CapabilityBounds::str() const {
+    if (min && max) {
+        if (*min == *max) return fmt::format("compute capability {}", min->str());
+        return fmt::format("compute capability {} to {}", min->str(), max->str());
+    }
+    if (min) return fmt::format("compute capability {} or newer", min->str());
+    if (max) return fmt::format("compute capability {} or older", max->str());
+    return "any compute capability";
+}
+
+bool ArchitectureSpec::matches(const ComputeCapability& cc) const {
+    if (std::find(compute_capabilities.begin(), compute_capabilities.end(), cc) != compute_capabilities.end())
+        return true;
+    return (bounds.min || bounds.max) && bounds.contains(cc);
+}
+
+const ArchitectureSpec* RecipeSet::architecture(const std::string& name) const {
+    for (const auto& arch : architectures)
+        if (arch.name == name) return &arch;
+    return nullptr;
+}
+
+static std::string lowercase(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
+std::optional<std::string> RecipeSet::canonical_mechanism(const std::string& name) const {
+    const std::string wanted = lowercase(name);
+    for (const auto& [canonical, spec] : mechanisms) {
+        if (lowercase(canonical) == wanted) return canonical;
+        for (const auto& alias : spec.aliases)
+            if (lowercase(alias) == wanted) return canonical;
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> RecipeSet::mechanism_names() const {
+    std::vector<std::string> names;
+    for (const auto& [name, spec] : mechanisms) names.push_back(name);
+    return names;
+}
+
+}  // namespace provision

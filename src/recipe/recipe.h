@@ -1,0 +1,102 @@
+// The recipes as plain values: architectures, mechanisms, validation checks,
+// features (TF32) and workloads.  Loaded from TOML by recipe_loader.h.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/inventory.h"
+
+namespace provision {
+
+// Where a value came from, so cross-reference errors can point at it.
+struct SourceRef {
+    std::string file;
+    int line = 0;
+    int column = 0;
+    std::string str() const;  // "file:line:column"
+};
+
+struct CapabilityBounds {
+    std::optional<ComputeCapability> min;
+    std::optional<ComputeCapability> max;
+    bool contains(const ComputeCapability& cc) const;
+    std::string str() const;  // "sm_80 ... sm_90", "sm_75 or newer"
+};
+
+struct ArchitectureSpec {
+    std::string name;
+    std::vector<ComputeCapability> compute_capabilities;  // exact matches
+    CapabilityBounds bounds;                               // or a range
+    bool matches(const ComputeCapability& cc) const;
+};
+
+// One entry of a mechanism's `packages`: any of the alternatives will do
+// ("flash_attn_3" or the older "flashattn-hopper").
+struct PackageAlternatives {
+    std::vector<std::string> any_of;  // requirement strings, e.g. "flash-attn>=2.6.3"
+};
+
+struct MechanismSpec {
+    std::string name;
+    std::string description;
+    std::vector<std::string> aliases;
+    std::vector<PackageAlternatives> packages;
+    CapabilityBounds compute_capability;
+    bool requires_gpu = false;  // true when any compute-capability bound is set
+    std::string min_driver_cuda;                              // "12.3"
+    std::map<std::string, std::string> min_driver_cuda_for;   // architecture -> version
+    std::vector<std::string> checks;                          // validation checks it needs
+};
+
+struct CheckSpec {
+    std::string name;
+    std::string description;
+    CapabilityBounds compute_capability;  // where the check can run at all
+};
+
+// A setting that is switched on only where its checks pass (TF32).
+struct FeatureSpec {
+    std::string name;
+    std::string description;
+    CapabilityBounds compute_capability;
+    std::vector<std::string> checks;
+    std::map<std::string, std::string> env_enabled;
+    std::map<std::string, std::string> env_disabled;
+};
+
+struct WorkloadSpec {
+    std::string name;
+    std::string description;
+    // architecture (or "cpu", "default") -> mechanisms in order of preference
+    std::map<std::string, std::vector<std::string>> preference;
+    std::map<std::string, SourceRef> preference_source;
+    std::map<std::string, std::string> env;       // always written
+    std::map<std::string, std::string> gpu_env;   // written when a GPU is visible
+    std::vector<std::string> override_variables;  // besides PROVISION_ATTENTION
+    // variable -> mechanism -> value the workload expects ("*" = any other)
+    std::map<std::string, std::map<std::string, std::string>> mechanism_env;
+    // mechanism -> flags appended to the handed-off command
+    std::map<std::string, std::vector<std::string>> arguments;
+    // flags that, when the user already gave one, stop provision adding its own
+    std::vector<std::string> conflicting_arguments;
+};
+
+struct RecipeSet {
+    std::vector<ArchitectureSpec> architectures;  // in file order
+    std::map<std::string, MechanismSpec> mechanisms;
+    std::map<std::string, CheckSpec> checks;
+    std::map<std::string, FeatureSpec> features;
+    std::map<std::string, WorkloadSpec> workloads;
+    std::vector<std::string> site_packages;      // glob patterns
+    std::vector<std::string> files;              // every file loaded, in order
+
+    const ArchitectureSpec* architecture(const std::string& name) const;
+    // Canonical mechanism name for a name or alias (case-insensitive), or nullopt.
+    std::optional<std::string> canonical_mechanism(const std::string& name) const;
+    std::vector<std::string> mechanism_names() const;
+};
+
+}  // namespace provision

@@ -1,0 +1,341 @@
+#include "recipe/recipe_loader.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+#include "packages/python_packages.h"
+#include "recipe/toml_reader.h"
+
+namespace fs = std::filesystem;
+
+namespace provision {
+namespace {
+
+// A name used in one place that must be defined somewhere in the merged set.
+struct Reference {
+    enum Kind { mechanism, check, architecture } kind;
+    std::string name;
+    SourceRef where;
+    std::string context;
+};
+
+class Loader {
+public:
+    void load_path(const std::string& path);
+    RecipeSet finish();
+
+private:
+    void load_file(const std::string& file);
+    void read_architectures(const toml::table& table, const std::string& file);
+    void read_mechanism(const std::string& name, const toml::table& table, const std::string& file);
+    void read_check(const std::string& name, const toml::table& table, const std::string& file);
+    void read_feature(const std::string& name, const toml::table& table, const std::string& file);
+    void read_workload(const std::string& name, const toml::table& table, const std::string& file);
+    void read_python(const toml::table& table, const std::string& file);
+    void refer(Reference::Kind kind, const std::string& name, const toml::node& node, const std::string& file,
+               const std::string& context);
+    void check_references() const;
+
+    RecipeSet set_;
+    std::vector<Reference> references_;
+};
+
+const toml::table& expect_table(const toml::node& node, const std::string& file, const std::string& what) {
+    if (!node.is_table()) throw_at(node, file, fmt::format("{} must be a table", what));
+    return *node.as_table();
+}
+
+void Loader::load_path(const std::string& path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+        std::vector<std::string> files;
+        for (const auto& entry : fs::recursive_directory_iterator(path, ec))
+            if (entry.is_regular_file() && entry.path().extension() == ".toml") files.push_back(entry.path());
+        if (ec) throw Error(ExitCode::invalid_input, fmt::format("{}: cannot read recipe folder: {}", path, ec.message()));
+        std::sort(files.begin(), files.end());
+        for (const auto& file : files) load_file(file);
+        return;
+    }
+    if (!fs::exists(path, ec))
+        throw Error(ExitCode::invalid_input, fmt::format("{}: recipe file or folder not found", path));
+    load_file(path);
+}
+
+void Loader::load_file(const std::string& file) {
+    toml::table root;
+    try {
+        root = toml::parse_file(file);
+    } catch (const toml::parse_error& error) {
+        const auto& begin = error.source().begin;
+        throw Error(ExitCode::invalid_input,
+                    fmt::format("{}:{}:{}: {}", file, begin.line, begin.column, error.description()));
+    }
+    set_.files.push_back(file);
+    TableReader top(root, file, "the recipe's top level");
+    if (const toml::table* t = top.table("architectures")) read_architectures(*t, file);
+    for (const auto& [section, reader] :
+         std::initializer_list<std::pair<const char*, void (Loader::*)(const std::string&, const toml::table&,
+                                                                        const std::string&)>>{
+             {"mechanisms", &Loader::read_mechanism},
+             {"checks", &Loader::read_check},
+             {"features", &Loader::read_feature},
+             {"workloads", &Loader::read_workload}}) {
+        if (const toml::table* t = top.table(section)) {
+            for (const auto& [key, value] : *t) {
+                const std::string name(key.str());
+                (this->*reader)(name, expect_table(value, file, fmt::format("[{}.{}]", section, name)), file);
+            }
+        }
+    }
+    if (const toml::table* t = top.table("python")) read_python(*t, file);
+    top.reject_unknown_keys({"architectures", "mechanisms", "checks", "features", "workloads", "python"});
+}
+
+void Loader::read_architectures(const toml::table& table, const std::string& file) {
+    for (const auto& [key, value] : table) {
+        const std::string name(key.str());
+        const std::string where = fmt::format("[architectures.{}]", name);
+        TableReader reader(expect_table(value, file, where), file, where);
+        auto it = std::find_if(set_.architectures.begin(), set_.architectures.end(),
+                               [&](const ArchitectureSpec& a) { return a.name == name; });
+        if (it == set_.architectures.end()) {
+            set_.architectures.push_back({name, {}, {}});
+            it = std::prev(set_.architectures.end());
+        }
+        if (auto list = reader.string_array("compute_capabilities")) {
+            it->compute_capabilities.clear();
+            for (const auto& text : *list) {
+                const auto cc = ComputeCapability::parse(text);
+                if (!cc)
+                    throw_at(*reader.node("compute_capabilities"), file,
+                             fmt::format("'{}' in {} is not a compute capability like \"8.6\"", text, where));
+                it->compute_capabilities.push_back(*cc);
+            }
+        }
+        if (auto cc = reader.capability("min_compute_capability")) it->bounds.min = cc;
+        if (auto cc = reader.capability("max_compute_capability")) it->bounds.max = cc;
+        reader.reject_unknown_keys({"compute_capabilities", "min_compute_capability", "max_compute_capability"});
+        if (it->compute_capabilities.empty() && !it->bounds.min && !it->bounds.max)
+            throw_at(value, file, fmt::format("{} names no compute capability", where));
+    }
+}
+
+void Loader::read_mechanism(const std::string& name, const toml::table& table, const std::string& file) {
+    const std::string where = fmt::format("[mechanisms.{}]", name);
+    TableReader reader(table, file, where);
+    MechanismSpec& spec = set_.mechanisms[name];
+    spec.name = name;
+    if (auto v = reader.string("description")) spec.description = *v;
+    if (auto v = reader.string_array("aliases")) spec.aliases = *v;
+    if (const toml::node* packages = reader.node("packages")) {
+        const toml::array* array = packages->as_array();
+        if (!array) throw_at(*packages, file, fmt::format("'packages' in {} must be an array", where));
+        spec.packages.clear();
+        for (const toml::node& entry : *array) {
+            PackageAlternatives alternatives;
+            auto add = [&](const toml::node& node) {
+                if (!node.is_string())
+                    throw_at(node, file,
+                             fmt::format("'packages' in {} holds requirement strings, or arrays of "
+                                         "alternative requirement strings",
+                                         where));
+                const std::string text = node.as_string()->get();
+                try {
+                    (void)Requirement::parse(text);
+                } catch (const std::invalid_argument& error) {
+                    throw_at(node, file, fmt::format("bad package requirement in {}: {}", where, error.what()));
+                }
+                alternatives.any_of.push_back(text);
+            };
+            if (const toml::array* choices = entry.as_array()) {
+                for (const toml::node& choice : *choices) add(choice);
+                if (alternatives.any_of.empty())
+                    throw_at(entry, file, fmt::format("empty alternatives in 'packages' of {}", where));
+            } else {
+                add(entry);
+            }
+            spec.packages.push_back(alternatives);
+        }
+    }
+    if (auto cc = reader.capability("min_compute_capability")) spec.compute_capability.min = cc;
+    if (auto cc = reader.capability("max_compute_capability")) spec.compute_capability.max = cc;
+    spec.requires_gpu = spec.compute_capability.min.has_value() || spec.compute_capability.max.has_value();
+    if (auto v = reader.string("min_driver_cuda")) spec.min_driver_cuda = *v;
+    if (auto v = reader.string_map("min_driver_cuda_for")) {
+        for (const auto& [arch, version] : *v) {
+            spec.min_driver_cuda_for[arch] = version;
+            refer(Reference::architecture, arch, *reader.node("min_driver_cuda_for"), file,
+                  fmt::format("'min_driver_cuda_for' of {}", where));
+        }
+    }
+    if (auto v = reader.string_array("checks")) {
+        spec.checks = *v;
+        for (const auto& check : *v)
+            refer(Reference::check, check, *reader.node("checks"), file, fmt::format("'checks' of {}", where));
+    }
+    reader.reject_unknown_keys({"description", "aliases", "packages", "min_compute_capability",
+                                "max_compute_capability", "min_driver_cuda", "min_driver_cuda_for", "checks"});
+}
+
+void Loader::read_check(const std::string& name, const toml::table& table, const std::string& file) {
+    const std::string where = fmt::format("[checks.\"{}\"]", name);
+    TableReader reader(table, file, where);
+    CheckSpec& spec = set_.checks[name];
+    spec.name = name;
+    if (auto v = reader.string("description")) spec.description = *v;
+    if (auto cc = reader.capability("min_compute_capability")) spec.compute_capability.min = cc;
+    if (auto cc = reader.capability("max_compute_capability")) spec.compute_capability.max = cc;
+    reader.reject_unknown_keys({"description", "min_compute_capability", "max_compute_capability"});
+}
+
+void Loader::read_feature(const std::string& name, const toml::table& table, const std::string& file) {
+    const std::string where = fmt::format("[features.{}]", name);
+    TableReader reader(table, file, where);
+    FeatureSpec& spec = set_.features[name];
+    spec.name = name;
+    if (auto v = reader.string("description")) spec.description = *v;
+    if (auto cc = reader.capability("min_compute_capability")) spec.compute_capability.min = cc;
+    if (auto cc = reader.capability("max_compute_capability")) spec.compute_capability.max = cc;
+    if (auto v = reader.string_array("checks")) {
+        spec.checks = *v;
+        for (const auto& check : *v)
+            refer(Reference::check, check, *reader.node("checks"), file, fmt::format("'checks' of {}", where));
+    }
+    if (auto v = reader.string_map("env_enabled")) spec.env_enabled = *v;
+    if (auto v = reader.string_map("env_disabled")) spec.env_disabled = *v;
+    reader.reject_unknown_keys({"description", "min_compute_capability", "max_compute_capability", "checks",
+                                "env_enabled", "env_disabled"});
+}
+
+void Loader::read_workload(const std::string& name, const toml::table& table, const std::string& file) {
+    const std::string where = fmt::format("[workloads.{}]", name);
+    TableReader reader(table, file, where);
+    WorkloadSpec& spec = set_.workloads[name];
+    spec.name = name;
+    if (auto v = reader.string("description")) spec.description = *v;
+    if (const toml::table* preference = reader.table("preference")) {
+        TableReader orders(*preference, file, where + " preference");
+        for (const auto& [key, value] : *preference) {
+            const std::string arch(key.str());
+            auto list = orders.string_array(arch);
+            spec.preference[arch] = *list;
+            spec.preference_source[arch] = source_of(value, file);
+            if (arch != "cpu" && arch != "default")
+                refer(Reference::architecture, arch, value, file, fmt::format("'preference' of {}", where));
+            for (const auto& mechanism : *list)
+                refer(Reference::mechanism, mechanism, value, file,
+                      fmt::format("'preference.{}' of {}", arch, where));
+        }
+    }
+    for (const char* key : {"env", "gpu_env"}) {
+        if (auto v = reader.string_map(key)) {
+            auto& target = std::string(key) == "env" ? spec.env : spec.gpu_env;
+            for (const auto& [variable, value] : *v) target[variable] = value;
+        }
+    }
+    if (auto v = reader.string_array("override_variables")) spec.override_variables = *v;
+    if (const toml::table* mechanism_env = reader.table("mechanism_env")) {
+        for (const auto& [key, value] : *mechanism_env) {
+            const std::string variable(key.str());
+            expect_table(value, file, fmt::format("'mechanism_env.{}' of {}", variable, where));
+            for (const auto& [mkey, mvalue] : *value.as_table()) {
+                const std::string mechanism(mkey.str());
+                if (!mvalue.is_string())
+                    throw_at(mvalue, file,
+                             fmt::format("'mechanism_env.{}.{}' of {} must be a string", variable, mechanism, where));
+                spec.mechanism_env[variable][mechanism] = mvalue.as_string()->get();
+                if (mechanism != "*")
+                    refer(Reference::mechanism, mechanism, mvalue, file,
+                          fmt::format("'mechanism_env.{}' of {}", variable, where));
+            }
+        }
+    }
+    if (const toml::table* arguments = reader.table("arguments")) {
+        TableReader flags(*arguments, file, where + " arguments");
+        for (const auto& [key, value] : *arguments) {
+            const std::string mechanism(key.str());
+            spec.arguments[mechanism] = *flags.string_array(mechanism);
+            refer(Reference::mechanism, mechanism, value, file, fmt::format("'arguments' of {}", where));
+        }
+    }
+    if (auto v = reader.string_array("conflicting_arguments")) spec.conflicting_arguments = *v;
+    reader.reject_unknown_keys({"description", "preference", "env", "gpu_env", "override_variables",
+                                "mechanism_env", "arguments", "conflicting_arguments"});
+}
+
+void Loader::read_python(const toml::table& table, const std::string& file) {
+    TableReader reader(table, file, "[python]");
+    if (auto v = reader.string_array("site_packages")) set_.site_packages = *v;
+    reader.reject_unknown_keys({"site_packages"});
+}
+
+void Loader::refer(Reference::Kind kind, const std::string& name, const toml::node& node, const std::string& file,
+                   const std::string& context) {
+    references_.push_back({kind, name, source_of(node, file), context});
+}
+
+void Loader::check_references() const {
+    std::vector<std::string> architectures, checks;
+    for (const auto& a : set_.architectures) architectures.push_back(a.name);
+    for (const auto& [name, spec] : set_.checks) checks.push_back(name);
+    const std::vector<std::string> mechanisms = set_.mechanism_names();
+    for (const auto& ref : references_) {
+        const std::vector<std::string>& known = ref.kind == Reference::mechanism ? mechanisms
+                                                : ref.kind == Reference::check   ? checks
+                                                                                 : architectures;
+        if (std::find(known.begin(), known.end(), ref.name) != known.end()) continue;
+        const char* what = ref.kind == Reference::mechanism ? "mechanism"
+                           : ref.kind == Reference::check   ? "check"
+                                                            : "architecture";
+        std::string message = fmt::format("{}: unknown {} '{}' in {}", ref.where.str(), what, ref.name, ref.context);
+        const std::string hint = closest_match(ref.name, known);
+        if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
+        message += fmt::format(" (known: {}{})", fmt::join(known, ", "),
+                               ref.kind == Reference::architecture ? "; also 'cpu' and 'default' in preferences"
+                                                                   : "");
+        throw Error(ExitCode::invalid_input, message);
+    }
+}
+
+RecipeSet Loader::finish() {
+    check_references();
+    if (set_.mechanisms.empty()) throw Error(ExitCode::invalid_input, "the recipes define no mechanism");
+    return std::move(set_);
+}
+
+}  // namespace
+
+RecipeSet load_recipes(const std::vector<std::string>& paths) {
+    Loader loader;
+    for (const auto& path : paths) loader.load_path(path);
+    return loader.finish();
+}
+
+std::string builtin_recipe_dir() {
+    if (const char* dir = std::getenv("PROVISION_BUILTIN_RECIPES"); dir && *dir) {
+        if (!fs::is_directory(dir))
+            throw Error(ExitCode::invalid_input,
+                        fmt::format("PROVISION_BUILTIN_RECIPES={}: not a folder", dir));
+        return dir;
+    }
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        for (const fs::path& candidate : {exe.parent_path() / "recipes",
+                                         exe.parent_path().parent_path() / "share/provision/recipes"}) {
+            if (fs::is_directory(candidate, ec)) return candidate.string();
+        }
+    }
+    throw Error(ExitCode::invalid_input,
+                "the built-in recipes were not found (looked beside the binary, in ../share/provision/recipes, "
+                "and in $PROVISION_BUILTIN_RECIPES)");
+}
+
+}  // namespace provision

@@ -1,0 +1,103 @@
+#include "recipe/toml_reader.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+
+namespace provision {
+
+SourceRef source_of(const toml::node& node, const std::string& fallback_file) {
+    const auto& region = node.source();
+    SourceRef ref;
+    ref.file = region.path ? *region.path : fallback_file;
+    ref.line = static_cast<int>(region.begin.line);
+    ref.column = static_cast<int>(region.begin.column);
+    return ref;
+}
+
+void throw_at(const toml::node& node, const std::string& file, const std::string& message) {
+    throw Error(ExitCode::invalid_input, fmt::format("{}: {}", source_of(node, file).str(), message));
+}
+
+TableReader::TableReader(const toml::table& table, std::string file, std::string where)
+    : table_(table), file_(std::move(file)), where_(std::move(where)) {}
+
+const toml::node* TableReader::node(const std::string& key) { return table_.get(key); }
+
+std::optional<std::string> TableReader::string(const std::string& key) {
+    const toml::node* n = table_.get(key);
+    if (!n) return std::nullopt;
+    if (!n->is_string()) throw_at(*n, file_, fmt::format("'{}' in {} must be a string", key, where_));
+    return n->as_string()->get();
+}
+
+std::optional<std::vector<std::string>> TableReader::string_array(const std::string& key) {
+    const toml::node* n = table_.get(key);
+    if (!n) return std::nullopt;
+    const toml::array* array = n->as_array();
+    if (!array) throw_at(*n, file_, fmt::format("'{}' in {} must be an array of strings", key, where_));
+    std::vector<std::string> values;
+    for (const toml::node& element : *array) {
+        if (!element.is_string())
+            throw_at(element, file_, fmt::format("'{}' in {} must hold only strings", key, where_));
+        values.push_back(element.as_string()->get());
+    }
+    return values;
+}
+
+std::optional<ComputeCapability> TableReader::capability(const std::string& key) {
+    const auto text = string(key);
+    if (!text) return std::nullopt;
+    const auto cc = ComputeCapability::parse(*text);
+    if (!cc)
+        throw_at(*table_.get(key), file_,
+                 fmt::format("'{}' in {} must be a compute capability like \"8.6\", not \"{}\"", key, where_,
+                             *text));
+    return cc;
+}
+
+std::optional<std::map<std::string, std::string>> TableReader::string_map(const std::string& key) {
+    const toml::node* n = table_.get(key);
+    if (!n) return std::nullopt;
+    const toml::table* t = n->as_table();
+    if (!t) throw_at(*n, file_, fmt::format("'{}' in {} must be a table of strings", key, where_));
+    std::map<std::string, std::string> values;
+    for (const auto& [name, value] : *t) {
+        if (!value.is_string())
+            throw_at(value, file_,
+                     fmt::format("'{}.{}' in {} must be a string", key, std::string(name.str()), where_));
+        values[std::string(name.str())] = value.as_string()->get();
+    }
+    return values;
+}
+
+const toml::table* TableReader::table(const std::string& key) {
+    const toml::node* n = table_.get(key);
+    if (!n) return nullptr;
+    if (!n->is_table()) throw_at(*n, file_, fmt::format("'{}' in {} must be a table", key, where_));
+    return n->as_table();
+}
+
+void TableReader::reject_unknown_keys(const std::vector<std::string>& known) const {
+    for (const auto& [key, value] : table_) {
+        const std::string name(key.str());
+        if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+        const std::string hint = closest_match(name, known);
+        std::string message = fmt::format("unknown key '{}' in {}", name, where_);
+        if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
+        else message += fmt::format("; known keys: {}", fmt::join(known, ", "));
+        // The key's own position is more precise than the value's.
+        const auto& region = key.source();
+        if (region.begin.line != 0) {
+            throw Error(ExitCode::invalid_input,
+                        fmt::format("{}:{}:{}: {}", region.path ? *region.path : file_, region.begin.line,
+                                    region.begin.column, message));
+        }
+        throw_at(value, file_, message);
+    }
+}
+
+}  // namespace provision

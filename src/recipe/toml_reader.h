@@ -1,0 +1,48 @@
+// Typed, position-aware reading of one TOML table against a known schema.
+// Every error names the file, line and column; unknown keys suggest the
+// closest known one.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "gpu/inventory.h"
+#include "recipe/recipe.h"
+
+namespace provision {
+
+SourceRef source_of(const toml::node& node, const std::string& fallback_file);
+
+// Throws Error(invalid_input) as "file:line:column: message".
+[[noreturn]] void throw_at(const toml::node& node, const std::string& file, const std::string& message);
+
+class TableReader {
+public:
+    // `where` names the table in messages, e.g. "[mechanisms.flash2]".
+    TableReader(const toml::table& table, std::string file, std::string where);
+
+    std::optional<std::string> string(const std::string& key);
+    std::optional<std::vector<std::string>> string_array(const std::string& key);
+    std::optional<ComputeCapability> capability(const std::string& key);
+    std::optional<std::map<std::string, std::string>> string_map(const std::string& key);
+    const toml::table* table(const std::string& key);
+    const toml::node* node(const std::string& key);
+
+    // Rejects every key that was not read, suggesting the closest read one.
+    void reject_unknown_keys(const std::vector<std::string>& known) const;
+
+    const std::string& file() const { return file_; }
+    const std::string& where() const { return where_; }
+    const toml::table& raw() const { return table_; }
+
+private:
+    const toml::table& table_;
+    std::string file_;
+    std::string where_;
+};
+
+}  // namespace provision

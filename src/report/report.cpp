@@ -1,0 +1,158 @@
+#include "report/report.h"
+
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+namespace provision {
+namespace {
+
+// JSON has no NaN or infinity: such a number is written as a string.
+void put_number(toml::table& table, const std::string& key, double value) {
+    if (std::isfinite(value)) table.insert_or_assign(key, value);
+    else table.insert_or_assign(key, fmt::format("{}", value));
+}
+
+toml::array string_array(const std::vector<std::string>& values) {
+    toml::array array;
+    for (const auto& value : values) array.push_back(value);
+    return array;
+}
+
+}  // namespace
+
+std::string render_json(const Report& report) {
+    toml::table root;
+    root.insert_or_assign("schema", 1);
+    toml::table driver;
+    if (report.inventory.driver.present) {
+        driver.insert_or_assign("version", report.inventory.driver.version);
+        driver.insert_or_assign("cuda", report.inventory.driver.cuda);
+    }
+    root.insert_or_assign("driver", std::move(driver));
+    toml::array gpus;
+    for (const auto& gpu : report.inventory.gpus) {
+        toml::table entry;
+        entry.insert_or_assign("index", gpu.index);
+        entry.insert_or_assign("name", gpu.name);
+        entry.insert_or_assign("uuid", gpu.uuid);
+        entry.insert_or_assign("compute_capability", gpu.compute_capability.str());
+        entry.insert_or_assign("architecture", gpu.architecture);
+        entry.insert_or_assign("memory_mib", static_cast<std::int64_t>(gpu.memory_mib));
+        gpus.push_back(std::move(entry));
+    }
+    root.insert_or_assign("gpus", std::move(gpus));
+    root.insert_or_assign("simulated", report.inventory.simulated());
+    root.insert_or_assign("workload", report.workload);
+
+    toml::table selected;
+    selected.insert_or_assign("mechanism", report.decision.mechanism);
+    selected.insert_or_assign("source", report.decision.source);
+    selected.insert_or_assign("reason", report.decision.reason);
+    selected.insert_or_assign("preference", report.decision.preference_key);
+    root.insert_or_assign("selected", std::move(selected));
+
+    toml::array candidates;
+    for (const auto& candidate : report.decision.candidates) {
+        toml::table entry;
+        entry.insert_or_assign("mechanism", candidate.mechanism);
+        entry.insert_or_assign("accepted", candidate.accepted);
+        entry.insert_or_assign("reasons", string_array(candidate.reasons));
+        candidates.push_back(std::move(entry));
+    }
+    root.insert_or_assign("candidates", std::move(candidates));
+
+    toml::table env;
+    for (const auto& [name, value] : report.env.entries()) env.insert_or_assign(name, value);
+    root.insert_or_assign("env", std::move(env));
+    root.insert_or_assign("env_file", report.env_file);
+    root.insert_or_assign("arguments", string_array(report.appended_arguments));
+
+    toml::table validation;
+    validation.insert_or_assign("status", report.validation.status);
+    if (!report.validation.reason.empty()) validation.insert_or_assign("reason", report.validation.reason);
+    put_number(validation, "ms", report.validation.wall_ms);
+    toml::array checks;
+    for (const auto& check : report.validation.checks) {
+        toml::table entry;
+        entry.insert_or_assign("gpu", check.gpu);
+        entry.insert_or_assign("name", check.name);
+        entry.insert_or_assign("status", check.status);
+        put_number(entry, "max_rel_error", check.max_rel_error);
+        put_number(entry, "tolerance", check.tolerance);
+        put_number(entry, "ms", check.ms);
+        if (check.tflops > 0) put_number(entry, "tflops", check.tflops);
+        if (!check.detail.empty()) entry.insert_or_assign("detail", check.detail);
+        checks.push_back(std::move(entry));
+    }
+    validation.insert_or_assign("checks", std::move(checks));
+    root.insert_or_assign("validation", std::move(validation));
+
+    toml::array warnings = string_array(report.decision.warnings);
+    for (const auto& note : report.inventory.notes) warnings.push_back(note);
+    for (const auto& note : report.notes) warnings.push_back(note);
+    root.insert_or_assign("warnings", std::move(warnings));
+    root.insert_or_assign("verdict", report.verdict);
+
+    std::ostringstream out;
+    out << toml::json_formatter{root, toml::format_flags::none} << "\n";
+    return out.str();
+}
+
+std::string render_summary(const Report& report, bool explain) {
+    std::string out;
+    auto line = [&](const std::string& label, const std::string& value) {
+        out += fmt::format("  {:<20}{}\n", label + ":", value);
+    };
+    out += "==================== GPU Configuration Summary ====================\n";
+    const auto& inventory = report.inventory;
+    line("Driver", inventory.driver.present
+                       ? fmt::format("{} (CUDA {})", inventory.driver.version, inventory.driver.cuda)
+                       : std::string("none (no NVIDIA driver found)"));
+    if (inventory.gpus.empty()) line("GPUs", "none visible: CPU only");
+    for (const auto& gpu : inventory.gpus)
+        line(fmt::format("GPU {}", gpu.index),
+             fmt::format("{} ({}, compute capability {}, {} MiB){}", gpu.name, gpu.architecture,
+                         gpu.compute_capability.str(), gpu.memory_mib, inventory.simulated() ? " [simulated]" : ""));
+    if (inventory.hidden_gpus > 0)
+        line("Hidden GPUs", fmt::format("{} (not in CUDA_VISIBLE_DEVICES)", inventory.hidden_gpus));
+    line("Workload", report.workload);
+    line("Selected Mechanism", report.decision.mechanism.empty() ? std::string("none")
+                                                                  : fmt::format("{} ({})", report.decision.mechanism,
+                                                                                report.decision.source));
+    line("Reason", report.decision.reason);
+    std::string validation = report.validation.status;
+    if (!report.validation.reason.empty()) validation += fmt::format(" ({})", report.validation.reason);
+    line("Validation", validation);
+    for (const auto& check : report.validation.checks) {
+        std::string text = fmt::format("GPU {} {}: {}", check.gpu, check.name, check.status);
+        if (check.status == "passed" || check.status == "failed")
+            text += fmt::format(", max rel error {:.2e} (tolerance {:.2e}), {:.2f} ms", check.max_rel_error,
+                                check.tolerance, check.ms);
+        if (check.tflops > 0) text += fmt::format(", {:.0f} TFLOP/s", check.tflops);
+        if (!check.detail.empty()) text += fmt::format(" — {}", check.detail);
+        out += fmt::format("  {:<20}{}\n", "", text);
+    }
+    if (!report.appended_arguments.empty())
+        line("Arguments added", fmt::format("{}", fmt::join(report.appended_arguments, " ")));
+    line("Env file", report.env_file.empty() ? std::string("not written") : report.env_file);
+    line("Verdict", report.verdict);
+    for (const auto& warning : report.decision.warnings) out += fmt::format("  warning: {}\n", warning);
+    for (const auto& note : inventory.notes) out += fmt::format("  note: {}\n", note);
+    for (const auto& note : report.notes) out += fmt::format("  note: {}\n", note);
+    if (explain) {
+        out += fmt::format("  Candidates ({} order):\n", report.decision.preference_key);
+        for (const auto& candidate : report.decision.candidates) {
+            out += fmt::format("    {} {}\n", candidate.accepted ? "[accepted]" : "[rejected]", candidate.mechanism);
+            for (const auto& reason : candidate.reasons) out += fmt::format("        - {}\n", reason);
+        }
+        out += "  Env settings:\n";
+        for (const auto& [name, value] : report.env.entries()) out += fmt::format("    {}={}\n", name, value);
+    }
+    out += "===================================================================\n";
+    return out;
+}
+
+}  // namespace provision

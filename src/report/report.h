@@ -1,0 +1,47 @@
+// What a run found and decided, rendered for people (stderr) and for
+// scripts (JSON on stdout, schema 1 in DESIGN.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "env/env_settings.h"
+#include "gpu/inventory.h"
+#include "select/selection.h"
+
+namespace provision {
+
+struct CheckRecord {
+    int gpu = 0;
+    std::string name;
+    std::string status;  // passed | failed | unsupported | error | timeout
+    double max_rel_error = 0;
+    double tolerance = 0;
+    double ms = 0;
+    double tflops = 0;
+    std::string detail;
+};
+
+struct ValidationSummary {
+    std::string status = "skipped";  // passed | failed | skipped
+    std::string reason;              // why skipped, or what failed
+    std::vector<CheckRecord> checks;
+    double wall_ms = 0;
+};
+
+struct Report {
+    Inventory inventory;
+    std::string workload;
+    Decision decision;
+    EnvSettings env;
+    ValidationSummary validation;
+    std::string verdict = "ok";      // ok | degraded | failed
+    std::string env_file;            // where it was written; empty when not
+    std::vector<std::string> appended_arguments;
+    std::vector<std::string> notes;  // warnings worth a user's attention
+};
+
+std::string render_json(const Report& report);
+std::string render_summary(const Report& report, bool explain);
+
+}  // namespace provision

@@ -1,0 +1,17 @@
+// Compute capability -> architecture family, from the recipes' table.
+#pragma once
+
+#include <string>
+
+#include "gpu/inventory.h"
+#include "recipe/recipe.h"
+
+namespace provision {
+
+// "unknown" when no architecture in the recipes names the capability.
+std::string classify_capability(const ComputeCapability& cc, const RecipeSet& recipes);
+
+// Fills Gpu::architecture for every GPU.
+void classify_gpus(Inventory& inventory, const RecipeSet& recipes);
+
+}  // namespace provision

@@ -1,0 +1,223 @@
+#include "select/selection.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+
+namespace provision {
+namespace {
+
+std::string describe_gpu(const Gpu& gpu) {
+    return fmt::format("GPU {} ({}, {}, compute capability {})", gpu.index, gpu.name, gpu.architecture,
+                       gpu.compute_capability.str());
+}
+
+// The first alternative that is installed in an allowed version, or why none is.
+std::optional<std::string> unmet_package(const PackageAlternatives& alternatives, const PackageIndex& packages) {
+    std::vector<std::string> problems;
+    for (const auto& text : alternatives.any_of) {
+        const Requirement requirement = Requirement::parse(text);
+        const InstalledPackage* installed = packages.find(requirement.name);
+        if (!installed) {
+            problems.push_back(fmt::format("{} (not installed)", text));
+            continue;
+        }
+        const auto version = Version::parse(installed->version);
+        if (!version) {
+            problems.push_back(fmt::format("{} (installed version '{}' is not a valid version)", text,
+                                           installed->version));
+            continue;
+        }
+        if (requirement.allows(*version)) return std::nullopt;
+        problems.push_back(fmt::format("{} ({} {} installed)", text, installed->name, installed->version));
+    }
+    if (problems.size() == 1) return fmt::format("needs {}", problems.front());
+    return fmt::format("needs one of: {}", fmt::join(problems, ", "));
+}
+
+std::optional<std::string> unmet_driver(const MechanismSpec& mechanism, const Inventory& inventory) {
+    // The strictest of the generic and the per-architecture minimum.
+    std::optional<ComputeCapability> needed;  // CUDA versions compare like capabilities
+    std::string needed_text;
+    auto consider = [&](const std::string& text) {
+        const auto version = ComputeCapability::parse(text);
+        if (version && (!needed || *needed < *version)) {
+            needed = version;
+            needed_text = text;
+        }
+    };
+    if (!mechanism.min_driver_cuda.empty()) consider(mechanism.min_driver_cuda);
+    for (const auto& gpu : inventory.gpus) {
+        const auto it = mechanism.min_driver_cuda_for.find(gpu.architecture);
+        if (it != mechanism.min_driver_cuda_for.end()) consider(it->second);
+    }
+    if (!needed) return std::nullopt;
+    const auto has = ComputeCapability::parse(inventory.driver.cuda);
+    if (!has) return fmt::format("needs a driver for CUDA {} or newer; the driver's CUDA version is unknown", needed_text);
+    if (*has < *needed)
+        return fmt::format("needs a driver for CUDA {} or newer; this driver supports CUDA {}", needed_text,
+                           inventory.driver.cuda);
+    return std::nullopt;
+}
+
+std::vector<std::string> hardware_and_package_reasons(const MechanismSpec& mechanism, const Inventory& inventory,
+                                                      const PackageIndex& packages) {
+    std::vector<std::string> reasons;
+    if (mechanism.requires_gpu) {
+        if (inventory.gpus.empty()) {
+            reasons.push_back("needs an NVIDIA GPU; none is visible");
+        } else {
+            for (const auto& gpu : inventory.gpus)
+                if (!mechanism.compute_capability.contains(gpu.compute_capability))
+                    reasons.push_back(
+                        fmt::format("{} is outside {}", describe_gpu(gpu), mechanism.compute_capability.str()));
+            if (auto driver = unmet_driver(mechanism, inventory)) reasons.push_back(*driver);
+        }
+    }
+    for (const auto& alternatives : mechanism.packages)
+        if (auto problem = unmet_package(alternatives, packages)) reasons.push_back(*problem);
+    return reasons;
+}
+
+std::vector<std::string> check_reasons(const MechanismSpec& mechanism, const Inventory& inventory,
+                                       const CheckVerdicts& checks) {
+    std::vector<std::string> reasons;
+    for (const auto& check : mechanism.checks) {
+        for (const auto& gpu : inventory.gpus) {
+            const auto it = checks.find({gpu.index, check});
+            if (it == checks.end() || it->second.state != CheckState::failed) continue;
+            reasons.push_back(fmt::format("check {} failed on GPU {}: {}", check, gpu.index, it->second.summary));
+        }
+    }
+    return reasons;
+}
+
+}  // namespace
+
+std::optional<Override> read_override(const std::map<std::string, std::string>& environment,
+                                      const WorkloadSpec& workload, const RecipeSet& recipes) {
+    std::vector<std::string> variables{"PROVISION_ATTENTION"};
+    variables.insert(variables.end(), workload.override_variables.begin(), workload.override_variables.end());
+    for (const auto& variable : variables) {
+        const auto it = environment.find(variable);
+        if (it == environment.end() || it->second.empty()) continue;
+        std::string value = it->second;
+        std::string lowered = value;
+        std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return std::tolower(c); });
+        if (lowered == "auto") return std::nullopt;
+        const auto canonical = recipes.canonical_mechanism(value);
+        if (!canonical) {
+            std::string message = fmt::format("{}={}: unknown attention mechanism", variable, value);
+            const std::string hint = closest_match(value, recipes.mechanism_names());
+            if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
+            message += fmt::format(" (valid: {}, auto)", fmt::join(recipes.mechanism_names(), ", "));
+            throw Error(ExitCode::usage, message);
+        }
+        Override request;
+        request.variable = variable;
+        request.value = value;
+        request.mechanism = *canonical;
+        const auto force = environment.find("PROVISION_FORCE");
+        request.forced = force != environment.end() && force->second == "1";
+        return request;
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> unmet_requirements(const MechanismSpec& mechanism, const Inventory& inventory,
+                                            const PackageIndex& packages, const CheckVerdicts& checks) {
+    auto reasons = hardware_and_package_reasons(mechanism, inventory, packages);
+    auto failed = check_reasons(mechanism, inventory, checks);
+    reasons.insert(reasons.end(), failed.begin(), failed.end());
+    return reasons;
+}
+
+std::string preference_key(const Inventory& inventory, const WorkloadSpec& workload) {
+    if (inventory.gpus.empty()) return workload.preference.count("cpu") ? "cpu" : "default";
+    const Gpu* weakest = &inventory.gpus.front();
+    for (const auto& gpu : inventory.gpus)
+        if (gpu.compute_capability < weakest->compute_capability) weakest = &gpu;
+    return workload.preference.count(weakest->architecture) ? weakest->architecture : "default";
+}
+
+Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
+                          const PackageIndex& packages, const std::optional<Override>& override_request,
+                          const CheckVerdicts& checks) {
+    Decision decision;
+    decision.preference_key = preference_key(inventory, workload);
+    const auto order_it = workload.preference.find(decision.preference_key);
+    if (order_it == workload.preference.end())
+        throw Error(ExitCode::invalid_input,
+                    fmt::format("workload '{}' has no preference order for '{}' and no 'default' order",
+                                workload.name, decision.preference_key));
+
+    std::vector<std::string> order = order_it->second;
+    if (override_request && std::find(order.begin(), order.end(), override_request->mechanism) == order.end())
+        order.push_back(override_request->mechanism);
+
+    std::string first_without_checks;
+    for (const auto& name : order) {
+        const MechanismSpec& mechanism = recipes.mechanisms.at(name);
+        Candidate candidate;
+        candidate.mechanism = name;
+        candidate.reasons = hardware_and_package_reasons(mechanism, inventory, packages);
+        if (candidate.reasons.empty() && first_without_checks.empty()) first_without_checks = name;
+        auto failed = check_reasons(mechanism, inventory, checks);
+        candidate.reasons.insert(candidate.reasons.end(), failed.begin(), failed.end());
+        candidate.accepted = candidate.reasons.empty();
+        decision.candidates.push_back(std::move(candidate));
+    }
+
+    if (override_request) {
+        const auto& wanted = override_request->mechanism;
+        const auto it = std::find_if(decision.candidates.begin(), decision.candidates.end(),
+                                     [&](const Candidate& c) { return c.mechanism == wanted; });
+        const std::string asked = fmt::format("{}={}", override_request->variable, override_request->value);
+        if (it->accepted) {
+            decision.mechanism = wanted;
+            decision.source = "override";
+            decision.reason = fmt::format("requested by {}", asked);
+            return decision;
+        }
+        const std::string why = fmt::format("{}", fmt::join(it->reasons, "; "));
+        if (override_request->forced) {
+            decision.mechanism = wanted;
+            decision.source = "forced";
+            decision.reason = fmt::format("requested by {} and forced by PROVISION_FORCE=1", asked);
+            decision.warnings.push_back(fmt::format("{} is forced although: {}", wanted, why));
+            return decision;
+        }
+        const auto hardware = hardware_and_package_reasons(recipes.mechanisms.at(wanted), inventory, packages);
+        decision.override_refused = !hardware.empty();
+        decision.override_failed_validation = hardware.empty();
+        decision.source = "override";
+        decision.reason = fmt::format("{} cannot be served: {} (set PROVISION_FORCE=1 to use it anyway)", asked, why);
+        return decision;
+    }
+
+    std::vector<std::string> skipped;
+    for (const auto& candidate : decision.candidates) {
+        if (!candidate.accepted) {
+            skipped.push_back(candidate.mechanism);
+            continue;
+        }
+        decision.mechanism = candidate.mechanism;
+        decision.fell_back_after_validation = candidate.mechanism != first_without_checks;
+        decision.reason = skipped.empty()
+                              ? fmt::format("first choice for {} in the '{}' workload's order",
+                                            decision.preference_key, workload.name)
+                              : fmt::format("first mechanism in the '{}' workload's {} order that this machine "
+                                            "can serve (rejected before it: {})",
+                                            workload.name, decision.preference_key, fmt::join(skipped, ", "));
+        return decision;
+    }
+    decision.reason = fmt::format("no mechanism in the '{}' workload's {} order can serve this machine",
+                                  workload.name, decision.preference_key);
+    return decision;
+}
+
+}  // namespace provision

@@ -1,0 +1,72 @@
+// Chooses the attention mechanism: walks the workload's preference order and
+// takes the first mechanism whose every requirement holds on every visible
+// GPU.  Pure: everything it needs comes in as values.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/inventory.h"
+#include "packages/python_packages.h"
+#include "recipe/recipe.h"
+
+namespace provision {
+
+// What the validation stage found for one check on one GPU.
+enum class CheckState { passed, failed, unsupported, not_run };
+
+struct CheckVerdict {
+    CheckState state = CheckState::not_run;
+    std::string summary;  // "max_rel_error 0.41 > tolerance 0.02", "timed out after 5 s"
+};
+
+// (gpu index, check name) -> verdict
+using CheckVerdicts = std::map<std::pair<int, std::string>, CheckVerdict>;
+
+struct Override {
+    std::string variable;   // PROVISION_ATTENTION or a workload's own variable
+    std::string value;      // as the user wrote it
+    std::string mechanism;  // canonical name
+    bool forced = false;    // PROVISION_FORCE=1
+};
+
+struct Candidate {
+    std::string mechanism;
+    bool accepted = false;
+    std::vector<std::string> reasons;  // why it was rejected (empty when accepted)
+};
+
+struct Decision {
+    std::string mechanism;               // empty when nothing can serve
+    std::string source = "auto";         // auto | override | forced
+    std::string reason;
+    std::string preference_key;          // architecture whose order was used
+    std::vector<Candidate> candidates;   // in preference order
+    std::vector<std::string> warnings;
+    bool fell_back_after_validation = false;
+    bool override_refused = false;
+    bool override_failed_validation = false;
+};
+
+// Reads PROVISION_ATTENTION, then the workload's override variables, from
+// `environment`.  "auto" (or empty) means choose.  Throws Error(usage) for a
+// name that is no mechanism, listing the valid ones.
+std::optional<Override> read_override(const std::map<std::string, std::string>& environment,
+                                      const WorkloadSpec& workload, const RecipeSet& recipes);
+
+// Why `mechanism` cannot serve this machine (empty: it can).
+std::vector<std::string> unmet_requirements(const MechanismSpec& mechanism, const Inventory& inventory,
+                                            const PackageIndex& packages, const CheckVerdicts& checks);
+
+// The architecture whose preference order applies: "cpu" without GPUs, else
+// the least capable visible GPU's family ("default" when the workload has no
+// order for it).
+std::string preference_key(const Inventory& inventory, const WorkloadSpec& workload);
+
+Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
+                          const PackageIndex& packages, const std::optional<Override>& override_request,
+                          const CheckVerdicts& checks);
+
+}  // namespace provision
