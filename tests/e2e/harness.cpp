@@ -1,0 +1,141 @@
+#include "harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <catch2/catch.hpp>
+
+namespace e2e {
+
+Result run(const std::string& program, const std::vector<std::string>& args,
+           const std::map<std::string, std::string>& env, const std::string& cwd) {
+    int out_pipe[2], err_pipe[2];
+    if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
+
+    std::map<std::string, std::string> environment = env;
+    if (!environment.count("PATH")) environment["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+    if (!environment.count("HOME")) environment["HOME"] = "/tmp";
+    std::vector<std::string> env_strings;
+    for (const auto& [k, v] : environment) env_strings.push_back(k + "=" + v);
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+
+    std::vector<std::string> argv_strings{program};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& s : argv_strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
+    posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
+    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+    pid_t pid = 0;
+    const int rc = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    if (rc != 0) {
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        throw std::runtime_error("cannot start " + program);
+    }
+
+    Result result;
+    pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+    int open_fds = 2;
+    char buffer[65536];
+    while (open_fds > 0) {
+        if (poll(fds, 2, -1) < 0) continue;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            const ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+            if (n <= 0) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_fds;
+            } else {
+                (i == 0 ? result.out : result.err).append(buffer, static_cast<std::size_t>(n));
+            }
+        }
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return result;
+}
+
+Result provision(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+    return run(PROVISION_BINARY, args, env);
+}
+
+std::string source_path(const std::string& relative) { return std::string(PROVISION_SOURCE_DIR) + "/" + relative; }
+std::string gpu_fixture(const std::string& name) { return source_path("tests/fixtures/gpus/" + name + ".toml"); }
+std::string site_packages(const std::string& name) { return source_path("tests/fixtures/site-packages/" + name); }
+
+TempDir::TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "provision-e2e-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+}
+
+TempDir::~TempDir() {
+    std::error_code ignored;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add,
+                                 ignored);
+    std::filesystem::remove_all(path_, ignored);
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::ostringstream contents;
+    contents << in.rdbuf();
+    return contents.str();
+}
+
+void write_file(const std::string& path, const std::string& contents) {
+    std::ofstream out(path, std::ios::binary);
+    out << contents;
+    if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+nlohmann::json report(const Result& result) {
+    INFO("stdout: " << result.out << "\nstderr: " << result.err);
+    nlohmann::json parsed;
+    REQUIRE_NOTHROW(parsed = nlohmann::json::parse(result.out));
+    return parsed;
+}
+
+std::map<std::string, std::string> source_env_file(const std::string& path, const std::vector<std::string>& names) {
+    // Values are printed NUL-terminated so any byte but NUL survives.
+    std::string script = ". \"$1\" || exit 99\n";
+    for (const auto& name : names) script += "printf '%s\\0' \"$" + name + "\"\n";
+    const Result result = run("/bin/sh", {"-c", script, "sh", path});
+    if (result.exit_code != 0) throw std::runtime_error("sourcing " + path + " failed: " + result.err);
+    std::map<std::string, std::string> values;
+    std::size_t position = 0;
+    for (const auto& name : names) {
+        const auto end = result.out.find('\0', position);
+        if (end == std::string::npos) throw std::runtime_error("bad sh output");
+        values[name] = result.out.substr(position, end - position);
+        position = end + 1;
+    }
+    return values;
+}
+
+}  // namespace e2e
