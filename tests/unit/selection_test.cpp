@@ -1,0 +1,181 @@
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "recipe/recipe_loader.h"
+#include "select/classify.h"
+#include "select/selection.h"
+#include "test_support.h"
+
+using namespace provision;
+
+namespace {
+
+const RecipeSet& recipes() {
+    static const RecipeSet set = load_recipes({test_support::source_path("recipes")});
+    return set;
+}
+
+Inventory machine(const std::vector<std::pair<std::string, std::string>>& gpus, const std::string& cuda = "13.0") {
+    Inventory inventory;
+    inventory.source = InventorySource::fixture;
+    if (!gpus.empty()) inventory.driver = {true, "580.159.04", cuda};
+    int index = 0;
+    for (const auto& [name, cc] : gpus) {
+        Gpu gpu;
+        gpu.index = index;
+        gpu.nvml_index = index;
+        gpu.name = name;
+        gpu.uuid = "GPU-" + std::to_string(index);
+        gpu.compute_capability = *ComputeCapability::parse(cc);
+        inventory.gpus.push_back(gpu);
+        ++index;
+    }
+    classify_gpus(inventory, recipes());
+    return inventory;
+}
+
+PackageIndex all_packages() {
+    PackageIndex index;
+    for (const auto& [name, version] : std::vector<std::pair<std::string, std::string>>{
+             {"torch", "2.11.0"}, {"flash_attn", "2.8.3"}, {"flash_attn_3", "3.0.0b1"}, {"sageattention", "2.2.0"},
+             {"triton", "3.6.0"}, {"xformers", "0.0.32.post2"}})
+        index.add({name, version, "/fake/" + name});
+    return index;
+}
+
+PackageIndex torch_only() {
+    PackageIndex index;
+    index.add({"torch", "2.11.0", "/fake/torch"});
+    return index;
+}
+
+std::string choose(const Inventory& inventory, const PackageIndex& packages,
+                   const std::optional<Override>& request = std::nullopt, const CheckVerdicts& checks = {}) {
+    return select_mechanism(inventory, recipes(), recipes().workloads.at("generic"), packages, request, checks)
+        .mechanism;
+}
+
+}  // namespace
+
+TEST_CASE("with every package installed, the generic workload follows the reference matrix") {
+    const auto packages = all_packages();
+    CHECK(choose(machine({{"B200", "10.0"}}), packages) == "sage");
+    CHECK(choose(machine({{"RTX 5090", "12.0"}}), packages) == "sage");
+    CHECK(choose(machine({{"GB10", "12.1"}}), packages) == "sage");
+    CHECK(choose(machine({{"H100", "9.0"}}), packages) == "flash3");
+    CHECK(choose(machine({{"L40S", "8.9"}}), packages) == "flash2");
+    CHECK(choose(machine({{"A100", "8.0"}}), packages) == "flash2");
+    CHECK(choose(machine({{"A10G", "8.6"}}), packages) == "flash2");
+    CHECK(choose(machine({{"T4", "7.5"}}), packages) == "xformers");
+    CHECK(choose(machine({{"V100", "7.0"}}), packages) == "xformers");
+    CHECK(choose(machine({{"P100", "6.0"}}), packages) == "eager");
+    CHECK(choose(machine({{"M40", "5.2"}}), packages) == "eager");
+    CHECK(choose(machine({{"K80", "3.7"}}), packages) == "eager");
+    CHECK(choose(machine({}), packages) == "eager");
+}
+
+TEST_CASE("with only torch installed: sdpa on Volta and newer, eager below") {
+    const auto packages = torch_only();
+    for (const char* cc : {"12.0", "10.0", "9.0", "8.9", "8.6", "8.0", "7.5", "7.0"}) {
+        INFO(cc);
+        CHECK(choose(machine({{"gpu", cc}}), packages) == "sdpa");
+    }
+    for (const char* cc : {"6.1", "5.2", "3.7"}) {
+        INFO(cc);
+        CHECK(choose(machine({{"gpu", cc}}), packages) == "eager");
+    }
+    CHECK(choose(machine({}), packages) == "eager");
+}
+
+TEST_CASE("a missing package moves to the next mechanism, with the reason recorded") {
+    PackageIndex packages = all_packages();
+    PackageIndex without_flash3;
+    for (const auto& p : packages.packages())
+        if (p.name != "flash_attn_3") without_flash3.add(p);
+    const auto decision = select_mechanism(machine({{"H100", "9.0"}}), recipes(), recipes().workloads.at("generic"),
+                                           without_flash3, std::nullopt, {});
+    CHECK(decision.mechanism == "flash2");
+    REQUIRE(decision.candidates.front().mechanism == "flash3");
+    CHECK_FALSE(decision.candidates.front().accepted);
+    CHECK_THAT(decision.candidates.front().reasons.front(), Catch::Contains("flash_attn_3 (not installed)"));
+}
+
+TEST_CASE("a version bound is enforced") {
+    PackageIndex packages;
+    packages.add({"torch", "1.13.1", "/fake/torch"});
+    const auto decision = select_mechanism(machine({{"A100", "8.0"}}), recipes(), recipes().workloads.at("generic"),
+                                           packages, std::nullopt, {});
+    CHECK(decision.mechanism == "eager");
+    const auto sdpa = std::find_if(decision.candidates.begin(), decision.candidates.end(),
+                                   [](const Candidate& c) { return c.mechanism == "sdpa"; });
+    REQUIRE(sdpa != decision.candidates.end());
+    CHECK_THAT(sdpa->reasons.front(), Catch::Contains("torch>=2.0 (torch 1.13.1 installed)"));
+}
+
+TEST_CASE("an old driver rejects mechanisms that need a newer CUDA") {
+    const auto decision = select_mechanism(machine({{"H100", "9.0"}}, "12.2"), recipes(),
+                                           recipes().workloads.at("generic"), all_packages(), std::nullopt, {});
+    CHECK(decision.mechanism == "flash2");
+    CHECK_THAT(decision.candidates.front().reasons.front(), Catch::Contains("CUDA 12.3 or newer"));
+}
+
+TEST_CASE("mixed GPUs get a mechanism every visible GPU can serve") {
+    const auto packages = all_packages();
+    CHECK(choose(machine({{"H100", "9.0"}, {"A100", "8.0"}}), packages) == "flash2");
+    CHECK(choose(machine({{"A100", "8.0"}, {"T4", "7.5"}}), packages) == "xformers");
+    CHECK(choose(machine({{"H100", "9.0"}, {"P100", "6.0"}}), packages) == "eager");
+    CHECK(choose(machine({{"B200", "10.0"}, {"H100", "9.0"}}), packages) == "sage");
+}
+
+TEST_CASE("a failed validation check rejects the mechanism and selection falls back") {
+    CheckVerdicts checks;
+    checks[{0, "attention.bf16.wgmma"}] = {CheckState::failed, "max relative error 0.4 exceeds 0.02"};
+    const auto decision = select_mechanism(machine({{"H100", "9.0"}}), recipes(), recipes().workloads.at("generic"),
+                                           all_packages(), std::nullopt, checks);
+    CHECK(decision.mechanism == "flash2");
+    CHECK(decision.fell_back_after_validation);
+    CHECK_THAT(decision.candidates.front().reasons.front(),
+               Catch::Contains("check attention.bf16.wgmma failed on GPU 0"));
+}
+
+TEST_CASE("overrides: served, refused, forced, unknown") {
+    const auto& generic = recipes().workloads.at("generic");
+    const auto packages = all_packages();
+    const auto h100 = machine({{"H100", "9.0"}});
+
+    SECTION("an alias that the machine can serve") {
+        const auto request = read_override({{"PROVISION_ATTENTION", "FA2"}}, generic, recipes());
+        REQUIRE(request);
+        CHECK(request->mechanism == "flash2");
+        const auto decision = select_mechanism(h100, recipes(), generic, packages, request, {});
+        CHECK(decision.mechanism == "flash2");
+        CHECK(decision.source == "override");
+    }
+    SECTION("auto means choose") {
+        CHECK_FALSE(read_override({{"PROVISION_ATTENTION", "Auto"}}, generic, recipes()).has_value());
+    }
+    SECTION("a mechanism the hardware cannot serve is refused") {
+        const auto request = read_override({{"PROVISION_ATTENTION", "flash3"}}, generic, recipes());
+        const auto decision = select_mechanism(machine({{"T4", "7.5"}}), recipes(), generic, packages, request, {});
+        CHECK(decision.mechanism.empty());
+        CHECK(decision.override_refused);
+        CHECK_THAT(decision.reason, Catch::Contains("PROVISION_ATTENTION=flash3 cannot be served"));
+    }
+    SECTION("PROVISION_FORCE=1 proceeds with a warning") {
+        const auto request =
+            read_override({{"PROVISION_ATTENTION", "flash3"}, {"PROVISION_FORCE", "1"}}, generic, recipes());
+        const auto decision = select_mechanism(machine({{"T4", "7.5"}}), recipes(), generic, packages, request, {});
+        CHECK(decision.mechanism == "flash3");
+        CHECK(decision.source == "forced");
+        REQUIRE(decision.warnings.size() == 1);
+    }
+    SECTION("an unknown name is a usage error listing the valid ones") {
+        try {
+            read_override({{"PROVISION_ATTENTION", "flash4"}}, generic, recipes());
+            FAIL("no error");
+        } catch (const Error& error) {
+            CHECK(error.code() == ExitCode::usage);
+            CHECK_THAT(error.what(), Catch::Contains("valid: eager, flash2, flash3, flex, sage, sdpa, xformers, auto"));
+        }
+    }
+}
