@@ -1,0 +1,54 @@
+// Which Python distributions are installed, read from site-packages folders
+// without starting Python.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace provision {
+
+struct InstalledPackage {
+    std::string name;      // as METADATA writes it
+    std::string version;   // as METADATA writes it; may not be valid PEP 440
+    std::string location;  // the .dist-info / .egg-info path
+};
+
+// A metadata folder that looked like a distribution but does not count.
+struct SkippedPackage {
+    std::string location;
+    std::string reason;  // "no METADATA file", "METADATA names 'numpy', not 'torch'" ...
+};
+
+class PackageIndex {
+public:
+    // Later additions with an already known (normalised) name are kept in
+    // packages() but never found: the first one wins, as on sys.path.
+    void add(InstalledPackage package);
+    // By PEP 503 normalised name; the pointer is valid until the next add().
+    const InstalledPackage* find(std::string_view name) const;
+    const std::vector<InstalledPackage>& packages() const { return packages_; }
+
+    std::vector<std::string> searched_dirs;  // every folder asked for, in order
+    std::vector<std::string> missing_dirs;   // those that could not be read
+    std::vector<SkippedPackage> skipped;
+
+private:
+    std::vector<InstalledPackage> packages_;
+    std::unordered_map<std::string, std::size_t> first_by_name_;
+};
+
+// Reads every NAME-VERSION.dist-info (METADATA) and NAME-VERSION.egg-info
+// (a folder with PKG-INFO, or the older single file) in `dirs`, in order,
+// each folder's entries sorted by name.  A distribution counts only when
+// its metadata names it (PEP 503) and has a Version; missing folders are
+// skipped silently (listed in missing_dirs).
+PackageIndex scan_site_packages(const std::vector<std::string>& dirs);
+
+// glob(3) each pattern ("/workspace/venv/lib/python3*/site-packages", '~'
+// allowed) and keep the existing folders: patterns in order, the matches of
+// one pattern sorted, each folder once.
+std::vector<std::string> expand_site_package_globs(const std::vector<std::string>& patterns);
+
+}  // namespace provision
