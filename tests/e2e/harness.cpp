@@ -56,6 +56,7 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     }
 
     Result result;
+    result.pid = pid;
     pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
     int open_fds = 2;
     char buffer[65536];

@@ -13,6 +13,7 @@ namespace e2e {
 
 struct Result {
     int exit_code = -1;       // the process's exit status, or 128 + signal
+    int pid = 0;              // the process's PID
     std::string out;          // stdout
     std::string err;          // stderr
 };
