@@ -5,6 +5,8 @@ namespace provision::kernels {
 
 bool kernels_available() { return false; }
 
+DeviceProbe probe_devices() { return {{}, "provision was built without a CUDA toolkit"}; }
+
 std::vector<std::string> check_names() {
     return {"attention.fp16", "attention.bf16", "attention.bf16.wgmma", "gemm.tf32"};
 }

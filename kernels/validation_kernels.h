@@ -28,6 +28,21 @@ struct CheckResult {
 // True when the binary carries compiled kernels (built with a CUDA toolkit).
 bool kernels_available();
 
+struct DeviceInfo {
+    int index = 0;              // CUDA index, as this process sees it
+    std::string name;
+    int major = 0;              // compute capability
+    int minor = 0;
+};
+
+struct DeviceProbe {
+    std::vector<DeviceInfo> devices;
+    std::string detail;         // why the list is empty (no toolkit, no device, old driver, ...)
+};
+
+// The CUDA devices this process can use.  Never throws.
+DeviceProbe probe_devices();
+
 // Every check name the kernels know, in a stable order.
 std::vector<std::string> check_names();
 

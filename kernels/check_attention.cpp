@@ -1,0 +1,251 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include "checks.h"
+#include "cuda_support.h"
+#include "reference_cpu.h"
+#include "tolerance.h"
+
+namespace provision::kernels::detail {
+
+std::string describe_shape(const AttentionProblem& problem) {
+    return fmt::format("b{} h{} s{} d{}{}", problem.batch, problem.heads, problem.seq_len, problem.head_dim,
+                       problem.causal ? " causal" : "");
+}
+
+namespace {
+
+// The floor of the tolerance rule (tolerance.h): far above the fp32/fp64
+// references' own rounding (about 1e-6 here), far below what fp16/bf16
+// rounding makes (1e-3 and more).
+constexpr double kAttentionFloor = 1e-4;
+// The GPU fp32 reference must agree this well with the CPU fp64 one.
+constexpr double kReferenceAgreement = 1e-4;
+
+struct Shape {
+    AttentionProblem problem;
+    bool cpu_reference;  // small enough for the fp64 CPU reference
+};
+
+AttentionProblem make_problem(int batch, int heads, int seq_len, int head_dim, bool causal) {
+    return {batch, heads, seq_len, head_dim, causal, 1.f / std::sqrt(static_cast<float>(head_dim))};
+}
+
+std::vector<Shape> quick_shapes(AttentionKernel kernel) {
+    if (kernel == AttentionKernel::wgmma)  // the Hopper kernel's tiles: whole multiples of 128 tokens
+        return {{make_problem(1, 2, 128, 64, false), true},
+                {make_problem(1, 2, 256, 128, true), true},
+                {make_problem(2, 2, 384, 64, true), false},
+                {make_problem(1, 4, 512, 128, false), false}};
+    return {{make_problem(1, 2, 128, 64, false), true},
+            {make_problem(1, 2, 128, 128, true), true},
+            {make_problem(2, 3, 200, 64, true), true},   // no multiple of any tile
+            {make_problem(1, 2, 77, 128, false), true},  // shorter than one tile
+            {make_problem(2, 2, 384, 64, true), false},
+            {make_problem(1, 4, 512, 128, false), false}};
+}
+
+std::size_t elements_of(const AttentionProblem& problem) {
+    return static_cast<std::size_t>(problem.batch) * problem.heads * problem.seq_len * problem.head_dim;
+}
+
+std::uint64_t seed_for(std::uint64_t seed, int shape, int tensor) {
+    return seed * 0x100000001B3ull + static_cast<std::uint64_t>(shape) * 16 + static_cast<std::uint64_t>(tensor);
+}
+
+std::vector<float> decode(ElementType type, const std::vector<std::uint16_t>& bits) {
+    std::vector<float> values(bits.size());
+    std::transform(bits.begin(), bits.end(), values.begin(), [type](std::uint16_t b) { return bits_to_float(type, b); });
+    return values;
+}
+
+// The inputs and outputs of one shape, on the device.
+struct Buffers {
+    Buffers(ElementType type, const AttentionProblem& problem, int reference_pairs)
+        : q(elements_of(problem) * 2), k(elements_of(problem) * 2), v(elements_of(problem) * 2),
+          o(elements_of(problem) * 2),
+          reference(static_cast<std::size_t>(reference_pairs) * problem.seq_len * problem.head_dim * 4),
+          reference_low(reference.bytes()), type(type) {}
+    DeviceBuffer q, k, v, o, reference, reference_low;
+    ElementType type;
+};
+
+cudaError_t launch_kernel(const CheckContext& context, ElementType type, AttentionKernel kernel, const Buffers& b,
+                          const AttentionProblem& problem, cudaStream_t stream) {
+    if (kernel == AttentionKernel::mma)
+        return launch_attention_mma(type, b.q.get(), b.k.get(), b.v.get(), b.o.get(), problem, context.major, stream,
+                                    context.fault);
+#if PROVISION_HAVE_WGMMA
+    if (context.fault == FaultKind::hang)
+        if (cudaError_t status = launch_spin_forever(stream); status != cudaSuccess) return status;
+    return static_cast<cudaError_t>(launch_attention_bf16_wgmma(b.q.get(), b.k.get(), b.v.get(), b.o.get(), problem,
+                                                                stream, context.fault == FaultKind::wrong_result));
+#else
+    return cudaErrorNotSupported;
+#endif
+}
+
+// What one shape showed.
+struct Verdict {
+    std::string shape;
+    double error = 0;
+    double tolerance = 0;
+    std::string problem;  // empty when the shape passed
+    double ratio() const { return tolerance > 0 ? error / tolerance : INFINITY; }
+};
+
+// Judges the output of the first `pairs` (batch, head) pairs against the
+// references.  `reference64` is empty unless the CPU reference ran.
+Verdict judge(const AttentionProblem& problem, ElementType type, const std::vector<std::uint16_t>& output_bits,
+              const std::vector<float>& reference32, const std::vector<float>& reference_low,
+              const std::vector<double>& reference64) {
+    Verdict verdict;
+    verdict.shape = describe_shape(problem);
+    const auto unwritten = std::count(output_bits.begin(), output_bits.end(), kPoison16);
+    const std::vector<float> output = decode(type, output_bits);
+    const auto nan = std::count_if(output.begin(), output.end(), [](float x) { return std::isnan(x); }) - unwritten;
+    std::vector<float> judged(output.begin(), output.begin() + static_cast<std::ptrdiff_t>(reference32.size()));
+    if (!reference64.empty()) {
+        verdict.error = relative_error(judged, reference64);
+        verdict.tolerance = tolerance_from(relative_error(reference_low, reference64), kAttentionFloor);
+        if (const double agreement = relative_error(reference32, reference64); !(agreement <= kReferenceAgreement))
+            verdict.problem = fmt::format("the fp32 GPU reference is off the fp64 CPU reference by {:.2e}", agreement);
+    } else {
+        verdict.error = relative_error(judged, reference32);
+        verdict.tolerance = tolerance_from(relative_error(reference_low, reference32), kAttentionFloor);
+    }
+    if (unwritten > 0)
+        verdict.problem = fmt::format("{} of {} output elements were never written", unwritten, output.size());
+    else if (nan > 0)
+        verdict.problem = fmt::format("{} output elements are NaN", nan);
+    else if (verdict.problem.empty() && !within_tolerance(verdict.error, verdict.tolerance))
+        verdict.problem = fmt::format("error {:.3e} > tolerance {:.3e}", verdict.error, verdict.tolerance);
+    return verdict;
+}
+
+void fill_inputs(const Buffers& b, const AttentionProblem& problem, std::uint64_t seed, int shape, cudaStream_t stream) {
+    const std::size_t n = elements_of(problem);
+    check_cuda(launch_fill_normal(b.type, b.q.get(), n, seed_for(seed, shape, 0), stream), "fill q");
+    check_cuda(launch_fill_normal(b.type, b.k.get(), n, seed_for(seed, shape, 1), stream), "fill k");
+    check_cuda(launch_fill_normal(b.type, b.v.get(), n, seed_for(seed, shape, 2), stream), "fill v");
+}
+
+void run_references(const Buffers& b, const AttentionProblem& problem, int pairs, cudaStream_t stream) {
+    check_cuda(launch_attention_reference(b.type, false, b.q.get(), b.k.get(), b.v.get(), b.reference.as<float>(),
+                                          problem, pairs, stream),
+               "attention reference (fp32)");
+    check_cuda(launch_attention_reference(b.type, true, b.q.get(), b.k.get(), b.v.get(), b.reference_low.as<float>(),
+                                          problem, pairs, stream),
+               "attention reference (input precision)");
+}
+
+Verdict run_shape(const CheckContext& context, ElementType type, AttentionKernel kernel, const Shape& shape,
+                  int index, const Stream& stream, double& kernel_ms) {
+    const AttentionProblem& problem = shape.problem;
+    const int pairs = problem.batch * problem.heads;
+    Buffers b(type, problem, pairs);
+    fill_inputs(b, problem, context.seed, index, stream.get());
+    b.o.poison(stream.get());
+    run_references(b, problem, pairs, stream.get());
+    EventTimer timer;
+    timer.start(stream.get());
+    check_cuda(launch_kernel(context, type, kernel, b, problem, stream.get()), "attention kernel launch");
+    timer.stop(stream.get());
+    stream.synchronize("attention kernel");
+    kernel_ms += timer.elapsed_ms();
+
+    std::vector<double> reference64;
+    if (shape.cpu_reference) {
+        auto to_host = [&](const DeviceBuffer& buffer) { return decode(type, buffer.download<std::uint16_t>(stream.get())); };
+        reference64 = attention_reference(to_host(b.q), to_host(b.k), to_host(b.v), problem);
+    }
+    return judge(problem, type, b.o.download<std::uint16_t>(stream.get()), b.reference.download<float>(stream.get()),
+                 b.reference_low.download<float>(stream.get()), reference64);
+}
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+struct Throughput {
+    double ms = 0;
+    double tflops = 0;
+};
+
+// Times the kernel at one large shape (median of several runs after a
+// warm-up) and checks the first head of its output.
+Throughput benchmark(const CheckContext& context, ElementType type, AttentionKernel kernel,
+                     const AttentionProblem& problem, const Stream& stream, Verdict& verdict) {
+    constexpr int kWarmups = 2, kRuns = 10;
+    Buffers b(type, problem, 1);
+    fill_inputs(b, problem, context.seed, 99, stream.get());
+    b.o.poison(stream.get());
+    run_references(b, problem, 1, stream.get());
+    for (int i = 0; i < kWarmups; ++i)
+        check_cuda(launch_kernel(context, type, kernel, b, problem, stream.get()), "attention kernel launch");
+    std::vector<double> times;
+    EventTimer timer;
+    for (int i = 0; i < kRuns; ++i) {
+        timer.start(stream.get());
+        check_cuda(launch_kernel(context, type, kernel, b, problem, stream.get()), "attention kernel launch");
+        timer.stop(stream.get());
+        times.push_back(timer.elapsed_ms());
+    }
+    stream.synchronize("attention kernel");
+    verdict = judge(problem, type, b.o.download<std::uint16_t>(stream.get()), b.reference.download<float>(stream.get()),
+                    b.reference_low.download<float>(stream.get()), {});
+    Throughput result;
+    result.ms = median(times);
+    const double flops = 4.0 * problem.batch * problem.heads * static_cast<double>(problem.seq_len) *
+                         problem.seq_len * problem.head_dim * (problem.causal ? 0.5 : 1.0);
+    result.tflops = flops / (result.ms * 1e-3) / 1e12;
+    return result;
+}
+
+}  // namespace
+
+CheckResult run_attention_check(const CheckContext& context, ElementType type, AttentionKernel kernel) {
+    CheckResult result;
+    Stream stream;
+    std::vector<Verdict> verdicts;
+    const auto shapes = quick_shapes(kernel);
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+        verdicts.push_back(run_shape(context, type, kernel, shapes[i], static_cast<int>(i), stream, result.ms));
+
+    std::string benchmark_note;
+    if (context.full) {
+        for (bool causal : {false, true}) {
+            Verdict verdict;
+            const AttentionProblem problem = make_problem(4, 16, 4096, 128, causal);
+            const Throughput throughput = benchmark(context, type, kernel, problem, stream, verdict);
+            verdicts.push_back(verdict);
+            if (!causal) result.tflops = throughput.tflops;
+            benchmark_note += fmt::format("; {}: {:.3f} ms, {:.1f} TFLOP/s", describe_shape(problem), throughput.ms,
+                                          throughput.tflops);
+        }
+    }
+
+    // Report the shape that came closest to failing (or the first failure).
+    const auto failed = std::find_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return !v.problem.empty(); });
+    const Verdict& shown = failed != verdicts.end()
+                               ? *failed
+                               : *std::max_element(verdicts.begin(), verdicts.end(),
+                                                   [](const Verdict& a, const Verdict& b) { return a.ratio() < b.ratio(); });
+    result.max_rel_error = shown.error;
+    result.tolerance = shown.tolerance;
+    if (failed != verdicts.end()) {
+        result.status = CheckStatus::failed;
+        result.detail = fmt::format("{}: {} (seed {})", shown.shape, shown.problem, context.seed);
+    } else {
+        result.status = CheckStatus::passed;
+        result.detail = fmt::format("{} shapes; closest to the bound: {}{}", verdicts.size(), shown.shape, benchmark_note);
+    }
+    return result;
+}
+
+}  // namespace provision::kernels::detail

@@ -1,0 +1,180 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <random>
+#include <vector>
+
+#include "checks.h"
+#include "cuda_support.h"
+#include "reference_cpu.h"
+#include "tolerance.h"
+
+namespace provision::kernels::detail {
+namespace {
+
+// The floor of the tolerance rule (tolerance.h): covers the kernel's fp32
+// accumulation, far below TF32's rounding (its unit roundoff is 2^-11,
+// about 4.9e-4).
+constexpr double kGemmFloor = 1e-5;
+
+struct GemmShape {
+    int m, n, k;
+};
+
+std::vector<float> rounded_to_tf32(std::vector<float> values) {
+    std::transform(values.begin(), values.end(), values.begin(), round_to_tf32);
+    return values;
+}
+
+struct GemmVerdict {
+    std::string shape;
+    double error = 0;
+    double tolerance = 0;
+    std::string problem;
+    double ratio() const { return tolerance > 0 ? error / tolerance : INFINITY; }
+};
+
+std::size_t count_unwritten(const std::vector<float>& c) {
+    return static_cast<std::size_t>(
+        std::count_if(c.begin(), c.end(), [](float x) { return std::bit_cast<std::uint32_t>(x) == 0xFFFFFFFFu; }));
+}
+
+std::size_t count_nan(const std::vector<float>& c) {
+    return static_cast<std::size_t>(std::count_if(c.begin(), c.end(), [](float x) { return std::isnan(x); }));
+}
+
+void finish(GemmVerdict& verdict, std::size_t unwritten, std::size_t nan, std::size_t total) {
+    if (unwritten > 0)
+        verdict.problem = fmt::format("{} of {} output elements were never written", unwritten, total);
+    else if (nan > 0)
+        verdict.problem = fmt::format("{} output elements are NaN", nan);
+    else if (!within_tolerance(verdict.error, verdict.tolerance))
+        verdict.problem = fmt::format("error {:.3e} > tolerance {:.3e}", verdict.error, verdict.tolerance);
+}
+
+struct GemmBuffers {
+    explicit GemmBuffers(const GemmShape& s)
+        : a(static_cast<std::size_t>(s.m) * s.k * 4), b(static_cast<std::size_t>(s.n) * s.k * 4),
+          c(static_cast<std::size_t>(s.m) * s.n * 4) {}
+    DeviceBuffer a, b, c;
+};
+
+void prepare(const GemmBuffers& buffers, const GemmShape& s, std::uint64_t seed, int index, cudaStream_t stream) {
+    const std::uint64_t base = seed * 0x100000001B3ull + static_cast<std::uint64_t>(index) * 16;
+    check_cuda(launch_fill_normal_float(buffers.a.as<float>(), static_cast<std::size_t>(s.m) * s.k, base, stream), "fill a");
+    check_cuda(launch_fill_normal_float(buffers.b.as<float>(), static_cast<std::size_t>(s.n) * s.k, base + 1, stream),
+               "fill b");
+    check_cuda(cudaMemsetAsync(buffers.c.get(), 0xFF, buffers.c.bytes(), stream), "cudaMemsetAsync");
+}
+
+GemmVerdict run_shape(const CheckContext& context, const GemmShape& s, int index, const Stream& stream, double& ms) {
+    GemmBuffers buffers(s);
+    prepare(buffers, s, context.seed, index, stream.get());
+    EventTimer timer;
+    timer.start(stream.get());
+    check_cuda(launch_gemm_tf32(buffers.a.as<float>(), buffers.b.as<float>(), buffers.c.as<float>(), s.m, s.n, s.k,
+                                stream.get(), context.fault),
+               "gemm kernel launch");
+    timer.stop(stream.get());
+    stream.synchronize("gemm kernel");
+    ms += timer.elapsed_ms();
+
+    const auto a = buffers.a.download<float>(stream.get());
+    const auto b = buffers.b.download<float>(stream.get());
+    const auto c = buffers.c.download<float>(stream.get());
+    const auto exact = gemm_reference(a, b, s.m, s.n, s.k);
+    const auto tf32 = gemm_reference(rounded_to_tf32(a), rounded_to_tf32(b), s.m, s.n, s.k);
+    GemmVerdict verdict;
+    verdict.shape = fmt::format("{}x{}x{}", s.m, s.n, s.k);
+    verdict.error = relative_error(c, exact);
+    verdict.tolerance = tolerance_from(relative_error(tf32, exact), kGemmFloor);
+    finish(verdict, count_unwritten(c), count_nan(c), c.size());
+    return verdict;
+}
+
+// Times 8192^3 and spot-checks elements of its result against fp64.
+GemmVerdict benchmark(const CheckContext& context, const Stream& stream, double& median_ms, double& tflops) {
+    constexpr int kWarmups = 2, kRuns = 10, kSamples = 64;
+    const GemmShape s{8192, 8192, 8192};
+    GemmBuffers buffers(s);
+    prepare(buffers, s, context.seed, 99, stream.get());
+    auto launch = [&] {
+        check_cuda(launch_gemm_tf32(buffers.a.as<float>(), buffers.b.as<float>(), buffers.c.as<float>(), s.m, s.n, s.k,
+                                    stream.get(), context.fault),
+                   "gemm kernel launch");
+    };
+    for (int i = 0; i < kWarmups; ++i) launch();
+    std::vector<double> times;
+    EventTimer timer;
+    for (int i = 0; i < kRuns; ++i) {
+        timer.start(stream.get());
+        launch();
+        timer.stop(stream.get());
+        times.push_back(timer.elapsed_ms());
+    }
+    stream.synchronize("gemm kernel");
+    std::sort(times.begin(), times.end());
+    median_ms = times[times.size() / 2];
+    tflops = 2.0 * s.m * s.n * static_cast<double>(s.k) / (median_ms * 1e-3) / 1e12;
+
+    const auto c = buffers.c.download<float>(stream.get());
+    std::mt19937_64 pick(context.seed);
+    std::vector<float> sampled, a_row(s.k), b_row(s.k);
+    std::vector<double> exact, tf32;
+    sampled.push_back(c[0]);  // where a planted wrong result lands
+    for (int i = 0; i < kSamples; ++i) {
+        const int row = i == 0 ? 0 : static_cast<int>(pick() % s.m);
+        const int col = i == 0 ? 0 : static_cast<int>(pick() % s.n);
+        if (i > 0) sampled.push_back(c[static_cast<std::size_t>(row) * s.n + col]);
+        buffers.a.copy_to_host(a_row.data(), s.k * 4, static_cast<std::size_t>(row) * s.k * 4, stream.get());
+        buffers.b.copy_to_host(b_row.data(), s.k * 4, static_cast<std::size_t>(col) * s.k * 4, stream.get());
+        exact.push_back(gemm_reference_element(a_row.data(), b_row.data(), s.k));
+        const auto a_t = rounded_to_tf32(a_row), b_t = rounded_to_tf32(b_row);
+        tf32.push_back(gemm_reference_element(a_t.data(), b_t.data(), s.k));
+    }
+    GemmVerdict verdict;
+    verdict.shape = fmt::format("{}x{}x{} ({} sampled elements)", s.m, s.n, s.k, kSamples);
+    verdict.error = relative_error(sampled, exact);
+    verdict.tolerance = tolerance_from(relative_error(tf32, exact), kGemmFloor);
+    finish(verdict, count_unwritten(c), count_nan(c), c.size());
+    return verdict;
+}
+
+}  // namespace
+
+CheckResult run_gemm_tf32_check(const CheckContext& context) {
+    CheckResult result;
+    Stream stream;
+    const std::vector<GemmShape> shapes = {{256, 256, 512}, {200, 136, 260}, {129, 96, 1024}};
+    std::vector<GemmVerdict> verdicts;
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+        verdicts.push_back(run_shape(context, shapes[i], static_cast<int>(i), stream, result.ms));
+    std::string benchmark_note;
+    if (context.full) {
+        double median_ms = 0;
+        verdicts.push_back(benchmark(context, stream, median_ms, result.tflops));
+        benchmark_note = fmt::format("; 8192x8192x8192: {:.3f} ms, {:.1f} TFLOP/s", median_ms, result.tflops);
+    }
+    const auto failed =
+        std::find_if(verdicts.begin(), verdicts.end(), [](const GemmVerdict& v) { return !v.problem.empty(); });
+    const GemmVerdict& shown =
+        failed != verdicts.end()
+            ? *failed
+            : *std::max_element(verdicts.begin(), verdicts.end(),
+                                [](const GemmVerdict& a, const GemmVerdict& b) { return a.ratio() < b.ratio(); });
+    result.max_rel_error = shown.error;
+    result.tolerance = shown.tolerance;
+    if (failed != verdicts.end()) {
+        result.status = CheckStatus::failed;
+        result.detail = fmt::format("{}: {} (seed {})", shown.shape, shown.problem, context.seed);
+    } else {
+        result.status = CheckStatus::passed;
+        result.detail = fmt::format("{} shapes; closest to the bound: {}{}", verdicts.size(), shown.shape, benchmark_note);
+    }
+    return result;
+}
+
+}  // namespace provision::kernels::detail

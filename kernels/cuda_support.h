@@ -1,0 +1,94 @@
+// CUDA plumbing for the check harness: errors as exceptions inside kernels/
+// (run_check turns them into CheckResult values), device memory and event
+// timers that clean up after themselves.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace provision::kernels::detail {
+
+class CudaFailure : public std::runtime_error {
+public:
+    CudaFailure(cudaError_t status, const std::string& call);
+    cudaError_t status() const { return status_; }
+    const std::string& call() const { return call_; }
+
+private:
+    cudaError_t status_;
+    std::string call_;
+};
+
+// Throws CudaFailure unless status is cudaSuccess; `call` names what failed.
+void check_cuda(cudaError_t status, const char* call);
+
+// "cudaMalloc: cudaErrorMemoryAllocation (out of memory)", followed by what
+// the error means for this program where that is useful (which CUDA version
+// the kernels need, which architectures they carry, ...).
+std::string describe_cuda_failure(const CudaFailure& failure, int device);
+
+// "12.8" from CUDA's 12080.
+std::string cuda_version_text(int version);
+
+class DeviceBuffer {
+public:
+    explicit DeviceBuffer(std::size_t bytes);
+    ~DeviceBuffer();
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+    void* get() const { return data_; }
+    template <typename T>
+    T* as() const { return static_cast<T*>(data_); }
+    std::size_t bytes() const { return bytes_; }
+
+    // Fills every byte with 0xFF: a NaN in fp16, bf16 and fp32 alike.
+    void poison(cudaStream_t stream);
+
+    template <typename T>
+    std::vector<T> download(cudaStream_t stream) const {
+        std::vector<T> host(bytes_ / sizeof(T));
+        copy_to_host(host.data(), bytes_, 0, stream);
+        return host;
+    }
+    void copy_to_host(void* host, std::size_t bytes, std::size_t offset, cudaStream_t stream) const;
+
+private:
+    void* data_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+
+class Stream {
+public:
+    Stream();
+    ~Stream();
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    cudaStream_t get() const { return stream_; }
+    void synchronize(const char* what) const;
+
+private:
+    cudaStream_t stream_ = nullptr;
+};
+
+// Device time between two points on a stream.
+class EventTimer {
+public:
+    EventTimer();
+    ~EventTimer();
+    EventTimer(const EventTimer&) = delete;
+    EventTimer& operator=(const EventTimer&) = delete;
+    void start(cudaStream_t stream);
+    void stop(cudaStream_t stream);
+    double elapsed_ms() const;  // waits for the stop event
+
+private:
+    cudaEvent_t start_ = nullptr;
+    cudaEvent_t stop_ = nullptr;
+};
+
+}  // namespace provision::kernels::detail

@@ -1,0 +1,50 @@
+// Host entry points of the .cu files, for the check harness in kernels/.
+// Internal to kernels/: the rest of the project sees validation_kernels.h.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "attention_wgmma.h"
+#include "numeric_formats.h"
+
+namespace provision::kernels::detail {
+
+// Matches the device-side Fault enum in mma_primitives.cuh.
+enum class FaultKind : int { none = 0, wrong_result = 1, hang = 2 };
+
+// The fused attention forward through mma.sync (online softmax in registers,
+// scores never leave the chip).  q, k, v, o: [batch, heads, seq_len,
+// head_dim] of `type`; head_dim 64 or 128; any seq_len >= 1.  The tile shape
+// is picked from the device's compute capability major version.
+cudaError_t launch_attention_mma(ElementType type, const void* q, const void* k, const void* v, void* o,
+                                 const AttentionProblem& problem, int compute_major, cudaStream_t stream,
+                                 FaultKind fault);
+
+// The simple reference: one warp per query row, two passes over the keys,
+// fp32 arithmetic.  With input_precision, every intermediate the plain
+// framework computation would store in the input type (scores, scaled
+// scores, probabilities, output) is rounded to it.  Writes float outputs for
+// the first `pairs` (batch, head) pairs only.
+cudaError_t launch_attention_reference(ElementType type, bool input_precision, const void* q, const void* k,
+                                       const void* v, float* o, const AttentionProblem& problem, int pairs,
+                                       cudaStream_t stream);
+
+// c[m, n] = sum_k a[m, k] * b[n, k] on TF32 tensor cores (sm_80+), fp32
+// accumulation.  Row-major operands, k a multiple of 4.
+cudaError_t launch_gemm_tf32(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream,
+                             FaultKind fault);
+
+// Fills a buffer with standard-normal values from a counter-based hash:
+// the same seed gives the same data on every GPU.
+cudaError_t launch_fill_normal(ElementType type, void* out, std::size_t count, std::uint64_t seed,
+                               cudaStream_t stream);
+cudaError_t launch_fill_normal_float(float* out, std::size_t count, std::uint64_t seed, cudaStream_t stream);
+
+// A kernel that never returns: the planted hang for checks whose kernel has
+// no fault switch of its own.
+cudaError_t launch_spin_forever(cudaStream_t stream);
+
+}  // namespace provision::kernels::detail
