@@ -10,8 +10,9 @@
 //                 registers (the S accumulators rounded to bf16) and V
 //                 from shared memory as an MN-major operand.
 // Softmax of block j+1 runs while P·V of block j is still on the tensor
-// cores, and the two consumers take turns on the tensor cores (named
-// barriers), so one warpgroup's exponentials overlap the other's products.
+// cores.  Optionally (Pingpong) the two consumers take turns on the tensor
+// cores through named barriers, so one warpgroup's exponentials overlap the
+// other's products.
 //
 // The device code exists only in the sm_90a pass; every other target gets
 // a kernel that traps, and the launcher refuses devices that are not sm_90.
@@ -585,11 +586,16 @@ int launch_attention_bf16_wgmma(const void* q, const void* k, const void* v, voi
     if (!shape_ok || !aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(o))
         return cudaErrorInvalidValue;
     const auto s = static_cast<cudaStream_t>(stream);
-    // Measured on an H100 (kernels/wgmma_dev/NOTES.md): three stages keep the
-    // copy engine a block ahead at head_dim 128 (224 KiB of shared memory);
-    // at 64 the tiles are half as large and four stages fit.
-    if (p.head_dim == 128) return launch_variant<128, 3, false>(q, k, v, o, p, s, inject_wrong_result);
-    return launch_variant<64, 4, true>(q, k, v, o, p, s, inject_wrong_result);
+    // Chosen from timings on an H100 (kernels/wgmma_dev/NOTES.md): three
+    // stages keep the copy engine a block ahead at head_dim 128 (224 KiB of
+    // shared memory), four at 64.  Turn-taking between the consumers pays
+    // off on long key loops and causal masks, and costs on short ones.
+    const bool pingpong = p.causal || p.seq_len >= 8192;
+    if (p.head_dim == 128)
+        return pingpong ? launch_variant<128, 3, true>(q, k, v, o, p, s, inject_wrong_result)
+                        : launch_variant<128, 3, false>(q, k, v, o, p, s, inject_wrong_result);
+    return pingpong ? launch_variant<64, 4, true>(q, k, v, o, p, s, inject_wrong_result)
+                    : launch_variant<64, 4, false>(q, k, v, o, p, s, inject_wrong_result);
 }
 
 }  // namespace provision::kernels::detail

@@ -104,13 +104,18 @@ struct Variant {
     Launcher launch;
 };
 
+cudaError_t public_launcher(const void* q, const void* k, const void* v, void* o, const AttentionProblem& p,
+                            cudaStream_t s, bool inject);
+
 const Variant kVariants[] = {
+    {"public d128", 128, public_launcher},
     {"d128 st2 plain", 128, kd::launch_variant<128, 2, false>},
     {"d128 st2 pingpong", 128, kd::launch_variant<128, 2, true>},
     {"d128 st3 plain", 128, kd::launch_variant<128, 3, false>},
     {"d128 st3 pingpong", 128, kd::launch_variant<128, 3, true>},
     {"d64 st2 pingpong", 64, kd::launch_variant<64, 2, true>},
     {"d64 st4 pingpong", 64, kd::launch_variant<64, 4, true>},
+    {"d64 st4 plain", 64, kd::launch_variant<64, 4, false>},
 };
 
 cudaError_t public_launcher(const void* q, const void* k, const void* v, void* o, const AttentionProblem& p,

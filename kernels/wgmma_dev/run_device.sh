@@ -4,7 +4,7 @@
 set -u
 bin=build-wgmma/attention_wgmma_dev
 out=${OUT:-/tmp}
-mode=${1:-all}
+mode=${1:-all}  # all | test | bench | bench2 (test, then the benchmark twice)
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv,noheader
 if command -v cuobjdump >/dev/null; then
   echo "SASS: $(cuobjdump -sass $bin | grep -c HGMMA) HGMMA, $(cuobjdump -sass $bin | grep -cE 'LDL|STL') LDL/STL"
@@ -15,6 +15,7 @@ if [ "$mode" != bench ]; then
 fi
 if [ "$mode" != test ]; then
   timeout 180 $bin bench 2>&1 | tee $out/bench.log
+  [ "$mode" = bench2 ] && timeout 180 $bin bench 2>&1 | tee $out/bench2.log
 fi
 if [ "$mode" = all ]; then
   PYTHONUNBUFFERED=1 timeout 120 python3 kernels/wgmma_dev/sdpa_bench.py 2>&1 | tee $out/sdpa.log
