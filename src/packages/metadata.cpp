@@ -33,8 +33,13 @@ std::optional<std::string>* field_for(MetadataHeaders& headers, std::string_view
     return nullptr;
 }
 
-// Where the header block ends: just past the first blank line, or npos.
+// Where the header block ends: just past the first blank line at or after
+// `search_from` (0 also finds a blank first line), or npos.
 std::size_t header_block_end(std::string_view text, std::size_t search_from) {
+    if (search_from == 0) {
+        if (text.starts_with("\n")) return 1;
+        if (text.starts_with("\r\n")) return 2;
+    }
     for (std::size_t i = text.find('\n', search_from); i != std::string_view::npos; i = text.find('\n', i + 1)) {
         std::size_t next = i + 1;
         if (next < text.size() && text[next] == '\r') ++next;
@@ -72,6 +77,11 @@ MetadataHeaders parse_metadata_headers(std::string_view text) {
         if (current_is_new) *current = std::string(trim(line.substr(colon + 1)));
     }
     return headers;
+}
+
+std::string_view metadata_header_block(std::string_view text) {
+    const std::size_t end = header_block_end(text, 0);
+    return end == std::string_view::npos ? text : text.substr(0, end);
 }
 
 std::optional<std::string> read_metadata_header_block(const std::string& path, std::string& error) {

@@ -21,6 +21,10 @@ struct MetadataHeaders {
 // Lines that are not headers are ignored: this never fails.
 MetadataHeaders parse_metadata_headers(std::string_view text);
 
+// The first bytes of `text` up to and including the first blank line, or
+// all of it when it has none: what parse_metadata_headers() looks at.
+std::string_view metadata_header_block(std::string_view text);
+
 // The bytes of `path` up to and including the first blank line (or the
 // whole file when it has none, at most 1 MiB), read in a few large chunks.
 // nullopt with `error` set when the file cannot be read.

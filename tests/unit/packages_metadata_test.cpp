@@ -82,3 +82,13 @@ TEST_CASE("a blank line split across read chunks is found", "[packages]") {
         }
     }
 }
+
+TEST_CASE("the header block of METADATA text in memory", "[packages]") {
+    CHECK(metadata_header_block("Name: a\n\nbody\n\n") == "Name: a\n\n");
+    CHECK(metadata_header_block("Name: a\r\n\r\nbody") == "Name: a\r\n\r\n");
+    CHECK(metadata_header_block("Name: a\nVersion: 1") == "Name: a\nVersion: 1");
+    CHECK(metadata_header_block("\nName: a\n") == "\n");
+    CHECK(metadata_header_block("\r\nName: a\n") == "\r\n");
+    CHECK(metadata_header_block("Name: a\n \nVersion: 1\n") == "Name: a\n \nVersion: 1\n");  // a space is no blank line
+    CHECK(metadata_header_block("") == "");
+}
