@@ -1,0 +1,196 @@
+#include "net/recipe_cache.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "core/error.h"
+#include "net/redaction.h"
+
+namespace provision {
+namespace fs = std::filesystem;
+namespace {
+
+std::string lookup(const std::map<std::string, std::string>& environment, const char* name) {
+    const auto it = environment.find(name);
+    return it == environment.end() ? std::string() : it->second;
+}
+
+// Stable across builds and platforms (std::hash is neither), which a file
+// name kept on disk needs.
+std::uint64_t fnv1a64(const std::string& text) {
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    for (const unsigned char c : text) {
+        hash ^= c;
+        hash *= 0x100000001b3ULL;
+    }
+    return hash;
+}
+
+std::string hex(std::uint64_t value) { return fmt::format("{:016x}", value); }
+
+[[noreturn]] void fail(const std::string& path, const std::string& what, int error) {
+    throw Error(ExitCode::io_failure, fmt::format("cannot write {}: {}: {}", path, what, std::strerror(error)));
+}
+
+// Writes all of contents to fd, then flushes and closes it; unlinks
+// `temporary` and throws on any failure.
+void write_and_close(int fd, const std::string& temporary, const std::string& contents, const std::string& shown) {
+    auto abandon = [&](const char* what) {
+        const int error = errno;
+        ::close(fd);
+        ::unlink(temporary.c_str());
+        fail(shown, what, error);
+    };
+    if (::fchmod(fd, 0600) != 0) abandon("cannot set the file mode");
+    std::size_t written = 0;
+    while (written < contents.size()) {
+        const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            abandon("write failed");
+        }
+        written += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0) abandon("fsync failed");
+    if (::close(fd) != 0) {
+        const int error = errno;
+        ::unlink(temporary.c_str());
+        fail(shown, "close failed", error);
+    }
+}
+
+void create_folder(const fs::path& folder) {
+    std::error_code error;
+    fs::create_directories(folder, error);
+    if (error) fail(folder.string(), "cannot create the folder", error.value());
+}
+
+// A temporary file in the same folder, renamed over `path`: readers see the
+// old file or the new one.  mkstemp's O_EXCL never follows a planted symlink.
+void write_atomically(const std::string& path, const std::string& contents) {
+    const fs::path target(path);
+    create_folder(target.parent_path());
+    std::string temporary = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
+    const int fd = ::mkstemp(temporary.data());
+    if (fd < 0) fail(path, "cannot create a temporary file beside it", errno);
+    write_and_close(fd, temporary, contents, path);
+    if (::rename(temporary.c_str(), path.c_str()) != 0) {
+        const int error = errno;
+        ::unlink(temporary.c_str());
+        fail(path, "rename failed", error);
+    }
+}
+
+std::optional<std::string> read_whole(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream contents;
+    contents << in.rdbuf();
+    if (in.bad()) return std::nullopt;
+    return contents.str();
+}
+
+std::string modification_time(const std::string& path) {
+    struct stat info{};
+    if (::stat(path.c_str(), &info) != 0) return "an unknown time";
+    std::tm utc{};
+    gmtime_r(&info.st_mtime, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &utc);
+    return text;
+}
+
+// An ETag goes back into a request header: refuse anything that could
+// smuggle a second header or is absurdly long.
+bool plausible_etag(const std::string& etag) {
+    return !etag.empty() && etag.size() <= 1024 && etag.find_first_of("\r\n") == std::string::npos;
+}
+
+}  // namespace
+
+std::string default_cache_dir(const std::map<std::string, std::string>& environment) {
+    if (const std::string dir = lookup(environment, "PROVISION_CACHE_DIR"); !dir.empty()) return dir;
+    // The XDG base directory spec says relative values are to be ignored.
+    if (const std::string xdg = lookup(environment, "XDG_CACHE_HOME"); !xdg.empty() && xdg.front() == '/')
+        return (fs::path(xdg) / "provision").string();
+    if (const std::string home = lookup(environment, "HOME"); !home.empty() && home != "/")
+        return (fs::path(home) / ".cache" / "provision").string();
+    return "/var/cache/provision";
+}
+
+RecipeCache::RecipeCache(std::string cache_dir)
+    : folder_(cache_dir.empty() ? std::string() : (fs::path(cache_dir) / "recipes").string()) {}
+
+std::string RecipeCache::entry_base(const std::string& url) const {
+    return (fs::path(folder_) / hex(fnv1a64(url))).string();
+}
+
+std::optional<CachedRecipe> RecipeCache::find(const std::string& url) const {
+    if (!enabled()) return std::nullopt;
+    const std::string base = entry_base(url);
+    CachedRecipe cached{base + ".toml", "", ""};
+    const auto body = read_whole(cached.path);
+    if (!body) return std::nullopt;
+    cached.fetched_at = modification_time(cached.path);
+    try {
+        const toml::table meta = toml::parse_file(base + ".meta");
+        const auto etag = meta["etag"].value<std::string>();
+        const auto bytes = meta["body_bytes"].value<std::int64_t>();
+        const auto checksum = meta["body_fnv1a64"].value<std::string>();
+        const bool matches = bytes && checksum && static_cast<std::size_t>(*bytes) == body->size() &&
+                             *checksum == hex(fnv1a64(*body));
+        if (matches && etag && plausible_etag(*etag)) cached.etag = *etag;
+    } catch (const toml::parse_error&) {
+        // Unreadable metadata: the body is still usable, just not revalidated.
+    }
+    return cached;
+}
+
+std::string RecipeCache::store(const std::string& url, const std::string& body, const std::string& etag) const {
+    if (!enabled()) throw Error(ExitCode::io_failure, "the recipe cache is disabled");
+    const std::string base = entry_base(url);
+    write_atomically(base + ".toml", body);
+    toml::table meta{
+        {"url", redact_url(url)},
+        {"etag", plausible_etag(etag) ? etag : std::string()},
+        {"body_bytes", static_cast<std::int64_t>(body.size())},
+        {"body_fnv1a64", hex(fnv1a64(body))},
+    };
+    std::ostringstream text;
+    text << "# provision recipe cache entry: describes " << fs::path(base + ".toml").filename().string() << "\n"
+         << meta << "\n";
+    write_atomically(base + ".meta", text.str());
+    return base + ".toml";
+}
+
+std::string RecipeCache::store_unverified(const std::string& url, const std::string& body) const {
+    if (enabled()) {
+        try {
+            const std::string path = entry_base(url) + ".unverified.toml";
+            write_atomically(path, body);
+            return path;
+        } catch (const Error&) {
+            // Fall through to the temporary folder.
+        }
+    }
+    std::string path = (fs::temp_directory_path() / "provision-recipe-XXXXXX.toml").string();
+    const int fd = ::mkstemps(path.data(), 5);
+    if (fd < 0) fail(path, "cannot create a temporary file", errno);
+    write_and_close(fd, path, body, path);
+    return path;
+}
+
+}  // namespace provision
