@@ -35,9 +35,12 @@ std::string consequence(cudaError_t status, int device) {
         case cudaErrorCallRequiresNewerDriver: {
             int driver = 0;
             cudaDriverGetVersion(&driver);
+            if (driver == 0)
+                return fmt::format("no NVIDIA driver is loaded (libcuda.so.1 not found); the kernels need one for "
+                                   "CUDA {} or newer",
+                                   cuda_version_text(CUDART_VERSION));
             return fmt::format("the kernels need a driver for CUDA {} or newer; this driver supports CUDA {}",
-                               cuda_version_text(CUDART_VERSION),
-                               driver > 0 ? cuda_version_text(driver) : std::string("none (no driver loaded)"));
+                               cuda_version_text(CUDART_VERSION), cuda_version_text(driver));
         }
         case cudaErrorNoDevice: {
             const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");

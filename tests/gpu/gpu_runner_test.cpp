@@ -1,0 +1,82 @@
+// run_validation with the real worker on the real GPUs: results for all of
+// them, a planted hang killed at the limit, a planted wrong result reported.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "gpu_test_support.h"
+#include "validate/validation.h"
+
+using namespace provision;
+using namespace provision::gpu_tests;
+
+namespace {
+
+// provision_check_worker beside this binary (PROVISION_CHECK_WORKER overrides).
+std::string worker_path() {
+    if (const char* path = std::getenv("PROVISION_CHECK_WORKER")) return path;
+    return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "provision_check_worker").string();
+}
+
+std::vector<GpuChecks> every_gpu_every_check() {
+    std::vector<GpuChecks> work;
+    for (const auto& device : kernels::probe_devices().devices) work.push_back({device.index, kernels::check_names()});
+    return work;
+}
+
+ValidationOptions options_with(double timeout_s, const std::string& fault = "") {
+    ValidationOptions options;
+    options.self_exe = worker_path();
+    options.timeout_s = timeout_s;
+    options.fault = fault;
+    return options;
+}
+
+}  // namespace
+
+TEST_CASE("runner: every GPU validates in its own worker", "[gpu][runner]") {
+    if (!device_or_skip()) return;
+    const auto work = every_gpu_every_check();
+    const auto start = std::chrono::steady_clock::now();
+    const auto outcomes = run_validation(work, options_with(60));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("runner: {} GPU(s), {} checks in {:.2f} s\n", work.size(), outcomes.size(), seconds);
+    REQUIRE(outcomes.size() == work.size() * kernels::check_names().size());
+    for (const auto& outcome : outcomes) {
+        fmt::print("| runner | gpu {} | {} | {} | {:.3e} | {:.3e} | {:.3f} | {} |\n", outcome.gpu, outcome.name,
+                   outcome.status, outcome.max_rel_error, outcome.tolerance, outcome.ms, outcome.detail);
+        INFO(outcome.name << ": " << outcome.detail);
+        CHECK((outcome.status == "passed" || outcome.status == "unsupported"));
+    }
+}
+
+TEST_CASE("runner: a planted hang is killed at the limit and the GPU stays usable", "[gpu][runner]") {
+    const auto device = device_or_skip();
+    if (!device) return;
+    const double limit = 3;
+    const auto start = std::chrono::steady_clock::now();
+    const auto outcomes = run_validation({{device->index, {"attention.fp16"}}}, options_with(limit, "*=hang"));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("runner: planted hang reported after {:.2f} s (limit {} s)\n", seconds, limit);
+    REQUIRE(outcomes.size() == 1);
+    CHECK(outcomes[0].status == "timeout");
+    CHECK(seconds < limit + 2);
+    // The killed worker's context is gone: the next one runs normally.
+    const auto after = run_validation({{device->index, {"attention.fp16"}}}, options_with(60));
+    REQUIRE(after.size() == 1);
+    INFO(after[0].detail);
+    CHECK(after[0].status == "passed");
+}
+
+TEST_CASE("runner: a planted wrong result fails only its own check", "[gpu][runner]") {
+    const auto device = device_or_skip();
+    if (!device) return;
+    const auto outcomes = run_validation({{device->index, {"attention.fp16", "gemm.tf32"}}},
+                                         options_with(60, "attention.fp16=wrong-result"));
+    REQUIRE(outcomes.size() == 2);
+    CHECK(outcomes[0].status == "failed");
+    CHECK(outcomes[0].max_rel_error > outcomes[0].tolerance);
+    CHECK((outcomes[1].status == "passed" || outcomes[1].status == "unsupported"));
+}

@@ -1,0 +1,36 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "tolerance.h"
+
+using namespace provision::kernels;
+
+TEST_CASE("relative error is the worst difference over the largest reference value", "[kernels][tolerance]") {
+    const std::vector<double> reference = {1.0, -4.0, 0.0, 2.0};
+    CHECK(relative_error(std::vector<float>{1.0f, -4.0f, 0.0f, 2.0f}, reference) == 0.0);
+    CHECK(relative_error(std::vector<float>{1.0f, -4.0f, 0.2f, 2.0f}, reference) == Approx(0.05));
+    CHECK(relative_error(std::vector<float>{1.5f, -4.0f, 0.0f, 2.1f}, reference) == Approx(0.125));
+}
+
+TEST_CASE("relative error is NaN for NaN outputs and mismatched sizes", "[kernels][tolerance]") {
+    const std::vector<double> reference = {1.0, 2.0};
+    CHECK(std::isnan(relative_error(std::vector<float>{1.0f, NAN}, reference)));
+    CHECK(std::isnan(relative_error(std::vector<float>{1.0f}, reference)));
+    CHECK(std::isinf(relative_error(std::vector<float>{1.0f}, std::vector<double>{0.0})));
+}
+
+TEST_CASE("tolerance is twice the input-precision error plus the floor", "[kernels][tolerance]") {
+    CHECK(tolerance_from(0.004, 1e-4) == Approx(0.0081));
+    CHECK(tolerance_from(0.0, 1e-4) == Approx(1e-4));
+    CHECK(std::isnan(tolerance_from(NAN, 1e-4)));
+}
+
+TEST_CASE("within_tolerance accepts errors up to the bound and never NaN", "[kernels][tolerance]") {
+    CHECK(within_tolerance(0.008, tolerance_from(0.004, 0)));
+    CHECK_FALSE(within_tolerance(0.0081, tolerance_from(0.004, 0)));
+    CHECK_FALSE(within_tolerance(NAN, 1.0));
+    CHECK_FALSE(within_tolerance(0.0, NAN));
+    CHECK_FALSE(within_tolerance(INFINITY, INFINITY));
+}

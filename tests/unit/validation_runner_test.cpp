@@ -1,0 +1,163 @@
+// run_validation against fake workers: small shell scripts that stand in for
+// "provision __check-worker" and sleep, crash, print garbage or answer.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "validate/child_process.h"
+#include "validate/validation.h"
+
+using namespace provision;
+namespace fs = std::filesystem;
+
+namespace {
+
+class FakeWorker {
+public:
+    explicit FakeWorker(const std::string& body) {
+        std::string pattern = (fs::temp_directory_path() / "provision-fake-worker-XXXXXX").string();
+        const int fd = mkstemp(pattern.data());
+        REQUIRE(fd >= 0);
+        close(fd);
+        path_ = pattern;
+        std::ofstream(path_) << "#!/bin/sh\n" << body << "\n";
+        chmod(path_.c_str(), 0755);
+    }
+    ~FakeWorker() { fs::remove(path_); }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+// Answers every check after "--" with a passed result naming its --gpu.
+const char* kAnswering = R"(gpu=x
+while [ "$1" != "--" ]; do [ "$1" = "--gpu" ] && gpu=$2; shift; done; shift
+for c in "$@"; do
+  echo "result = { name = \"$c\", status = \"passed\", max_rel_error = 0.001, tolerance = 0.004, ms = 1.5, tflops = 0.0, detail = \"gpu $gpu\" }"
+done)";
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+ValidationOptions options_for(const FakeWorker& worker, double timeout_s) {
+    ValidationOptions options;
+    options.self_exe = worker.path();
+    options.timeout_s = timeout_s;
+    return options;
+}
+
+}  // namespace
+
+TEST_CASE("runner: results of every GPU's worker come back in order", "[validation][runner]") {
+    FakeWorker worker(kAnswering);
+    const auto outcomes =
+        run_validation({{0, {"attention.bf16", "gemm.tf32"}}, {3, {"attention.fp16"}}}, options_for(worker, 10));
+    REQUIRE(outcomes.size() == 3);
+    CHECK(outcomes[0].gpu == 0);
+    CHECK(outcomes[0].name == "attention.bf16");
+    CHECK(outcomes[1].name == "gemm.tf32");
+    CHECK(outcomes[2].gpu == 3);
+    CHECK(outcomes[2].detail == "gpu 3");
+    for (const auto& outcome : outcomes) {
+        CHECK(outcome.status == "passed");
+        CHECK(outcome.max_rel_error == 0.001);
+        CHECK(outcome.ms == 1.5);
+    }
+}
+
+TEST_CASE("runner: a hung worker is killed at the limit and reported timeout", "[validation][runner]") {
+    FakeWorker worker("sleep 30");
+    const auto start = std::chrono::steady_clock::now();
+    const auto outcomes = run_validation({{0, {"attention.bf16"}}}, options_for(worker, 0.5));
+    CHECK(seconds_since(start) < 5);
+    REQUIRE(outcomes.size() == 1);
+    CHECK(outcomes[0].status == "timeout");
+}
+
+TEST_CASE("runner: results printed before a hang are kept", "[validation][runner]") {
+    FakeWorker worker(R"(echo 'result = { name = "attention.fp16", status = "failed", max_rel_error = 0.5, tolerance = 0.01, ms = 1.0, tflops = 0.0, detail = "wrong" }'
+sleep 30)");
+    const auto outcomes = run_validation({{0, {"attention.fp16", "gemm.tf32"}}}, options_for(worker, 0.5));
+    REQUIRE(outcomes.size() == 2);
+    CHECK(outcomes[0].status == "failed");
+    CHECK(outcomes[0].max_rel_error == 0.5);
+    CHECK(outcomes[1].status == "timeout");
+}
+
+TEST_CASE("runner: GPUs run in parallel, each under its own limit", "[validation][runner]") {
+    FakeWorker worker(std::string("sleep 1\n") + kAnswering);
+    const auto start = std::chrono::steady_clock::now();
+    const auto outcomes =
+        run_validation({{0, {"gemm.tf32"}}, {1, {"gemm.tf32"}}, {2, {"gemm.tf32"}}, {3, {"gemm.tf32"}}},
+                       options_for(worker, 10));
+    CHECK(seconds_since(start) < 3.5);  // one after the other would take 4 s
+    REQUIRE(outcomes.size() == 4);
+    for (const auto& outcome : outcomes) CHECK(outcome.status == "passed");
+}
+
+TEST_CASE("runner: a crashing worker is an error that names the signal", "[validation][runner]") {
+    FakeWorker worker("echo 'about to fall over' >&2\nkill -SEGV $$");
+    const auto outcomes = run_validation({{0, {"attention.bf16"}}}, options_for(worker, 10));
+    REQUIRE(outcomes.size() == 1);
+    CHECK(outcomes[0].status == "error");
+    CHECK(outcomes[0].detail.find("signal 11") != std::string::npos);
+    CHECK(outcomes[0].detail.find("about to fall over") != std::string::npos);
+}
+
+TEST_CASE("runner: garbage output is an error that quotes it", "[validation][runner]") {
+    FakeWorker worker("echo 'this is not TOML {'");
+    const auto outcomes = run_validation({{0, {"gemm.tf32"}}}, options_for(worker, 10));
+    REQUIRE(outcomes.size() == 1);
+    CHECK(outcomes[0].status == "error");
+    CHECK(outcomes[0].detail.find("status 0") != std::string::npos);
+    CHECK(outcomes[0].detail.find("this is not TOML {") != std::string::npos);
+}
+
+TEST_CASE("runner: a worker that cannot start is an error", "[validation][runner]") {
+    ValidationOptions options;
+    options.self_exe = "/nonexistent/provision";
+    const auto outcomes = run_validation({{0, {"gemm.tf32"}}, {1, {"gemm.tf32"}}}, options);
+    REQUIRE(outcomes.size() == 2);
+    for (const auto& outcome : outcomes) {
+        CHECK(outcome.status == "error");
+        CHECK(outcome.detail.find("/nonexistent/provision") != std::string::npos);
+    }
+}
+
+TEST_CASE("runner: the worker sees the mode and the fault spec", "[validation][runner]") {
+    FakeWorker worker(R"(echo "result = { name = \"gemm.tf32\", status = \"passed\", detail = \"$*\" }")");
+    ValidationOptions options = options_for(worker, 10);
+    options.mode = "full";
+    options.fault = "gemm.tf32=wrong-result";
+    const auto outcomes = run_validation({{5, {"gemm.tf32"}}}, options);
+    REQUIRE(outcomes.size() == 1);
+    CHECK(outcomes[0].detail == "__check-worker --gpu 5 --mode full --fault gemm.tf32=wrong-result -- gemm.tf32");
+}
+
+TEST_CASE("children: the whole process group goes at the limit", "[validation][runner]") {
+    // The shell's child holds the output pipe open; only a group kill ends it.
+    const auto start = std::chrono::steady_clock::now();
+    const auto outcomes = run_children({{"/bin/sh", "-c", "sleep 30 & sleep 30; echo never"}}, 0.3);
+    CHECK(seconds_since(start) < 5);
+    REQUIRE(outcomes.size() == 1);
+    CHECK(outcomes[0].timed_out);
+    CHECK(outcomes[0].signal == 9);
+    CHECK(outcomes[0].out.empty());
+}
+
+TEST_CASE("children: exit status and both streams are captured", "[validation][runner]") {
+    const auto outcomes = run_children({{"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}}, 10);
+    REQUIRE(outcomes.size() == 1);
+    CHECK_FALSE(outcomes[0].timed_out);
+    CHECK(outcomes[0].exit_code == 3);
+    CHECK(outcomes[0].out == "out\n");
+    CHECK(outcomes[0].err == "err\n");
+}
