@@ -42,6 +42,7 @@ struct Inventory {
     std::vector<Gpu> gpus;       // only the GPUs the workload will see
     int hidden_gpus = 0;         // GPUs on the host hidden by CUDA_VISIBLE_DEVICES
     std::vector<std::string> notes;  // what a user should know (library missing, ...)
+    bool driver_problem = false;     // an NVIDIA library is there but failed: GPUs may be missing (see notes)
 
     bool simulated() const { return source == InventorySource::fixture; }
 };

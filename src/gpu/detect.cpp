@@ -1,0 +1,157 @@
+#include "gpu/detect.h"
+
+#include <cstdlib>
+#include <future>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "gpu/cuda_probe.h"
+#include "gpu/nvml_probe.h"
+#include "gpu/visible_devices.h"
+
+namespace provision {
+
+namespace {
+
+// Runs `probe` on a detached thread: a call stuck in the driver keeps only
+// that thread, which ends with the process (or the exec of the workload).
+template <typename Probe>
+auto start_probe(Probe probe) -> std::future<decltype(probe())> {
+    std::promise<decltype(probe())> promise;
+    auto future = promise.get_future();
+    std::thread([promise = std::move(promise), probe = std::move(probe)]() mutable {
+        try {
+            promise.set_value(probe());
+        } catch (...) {
+            promise.set_exception(std::current_exception());
+        }
+    }).detach();
+    return future;
+}
+
+// The probe's report, or one that says it did not answer in time.
+template <typename Report>
+Report finish_probe(std::future<Report>& future, std::chrono::steady_clock::time_point deadline,
+                    std::chrono::milliseconds limit, const char* what) {
+    if (future.wait_until(deadline) == std::future_status::ready) return future.get();
+    Report report;
+    report.library_found = true;
+    report.problem = true;
+    report.notes.push_back(fmt::format(
+        "{} did not answer within {:g} s: the NVIDIA driver or a GPU is hung; detection went on without it",
+        what, static_cast<double>(limit.count()) / 1000.0));
+    return report;
+}
+
+// CUDA's list is the workload's: take it, and find each GPU in NVML's list.
+void take_cuda_devices(const NvmlReport& nvml, const CudaReport& cuda, Inventory& inventory) {
+    std::vector<bool> matched(nvml.gpus.size(), false);
+    for (const CudaDevice& device : cuda.devices) {
+        Gpu gpu = device.gpu;
+        for (std::size_t i = 0; i < nvml.gpus.size(); ++i) {
+            const std::string& uuid = nvml.gpus[i].gpu.uuid;
+            if (!uuid.empty() && (uuid == gpu.uuid || uuid == device.parent_uuid)) {
+                gpu.nvml_index = nvml.gpus[i].gpu.nvml_index;
+                matched[i] = true;
+                break;
+            }
+        }
+        inventory.gpus.push_back(std::move(gpu));
+    }
+    for (std::size_t i = 0; i < nvml.gpus.size(); ++i)
+        if (nvml.gpus[i].readable && !matched[i]) ++inventory.hidden_gpus;
+}
+
+// Without libcuda, NVML's list stands in for CUDA's (NVML's order is PCI bus
+// order, which is CUDA's when CUDA_DEVICE_ORDER=PCI_BUS_ID).
+void take_nvml_gpus(const NvmlReport& nvml, const std::optional<std::string>& cuda_visible_devices,
+                    Inventory& inventory) {
+    std::vector<Gpu> host;
+    for (const NvmlGpu& entry : nvml.gpus) host.push_back(entry.gpu);
+    apply_visible_devices(host, cuda_visible_devices, inventory);
+    std::erase_if(inventory.gpus, [&](const Gpu& gpu) { return !nvml.gpus[gpu.nvml_index].readable; });
+    for (const Gpu& gpu : inventory.gpus)
+        if (!nvml.gpus[gpu.nvml_index].capability_known)
+            inventory.notes.push_back(fmt::format(
+                "the compute capability of GPU {} ({}) is unknown: this driver's NVML cannot report it and libcuda "
+                "did not answer",
+                gpu.index, gpu.name));
+}
+
+Inventory combine(const NvmlReport& nvml, const CudaReport& cuda, const DetectOptions& options) {
+    Inventory inventory;
+    if (!nvml.library_found && !cuda.library_found) {
+        inventory.notes.push_back(fmt::format(
+            "no NVIDIA driver library found ({}, {}): treated as a machine without NVIDIA GPUs",
+            options.nvml_library, options.cuda_library));
+        return inventory;
+    }
+    inventory.source = InventorySource::driver;
+    inventory.driver.present = nvml.initialised || cuda.initialised;
+    inventory.driver.version = nvml.driver_version;
+    inventory.driver.cuda = nvml.cuda_version.empty() ? cuda.cuda_version : nvml.cuda_version;
+    inventory.driver_problem = nvml.problem || cuda.problem;
+    inventory.notes = nvml.notes;
+    inventory.notes.insert(inventory.notes.end(), cuda.notes.begin(), cuda.notes.end());
+
+    if (cuda.initialised) {
+        take_cuda_devices(nvml, cuda, inventory);
+        if (inventory.gpus.empty() && inventory.hidden_gpus > 0 && !options.cuda_visible_devices) {
+            inventory.notes.push_back(fmt::format(
+                "NVML sees {} GPUs but CUDA sees none: CUDA programs in this container cannot use them",
+                inventory.hidden_gpus));
+            inventory.driver_problem = true;
+        }
+    } else if (nvml.initialised) {
+        take_nvml_gpus(nvml, options.cuda_visible_devices, inventory);
+        if (!cuda.library_found && !nvml.gpus.empty()) {
+            inventory.notes.push_back(fmt::format(
+                "NVML sees the GPUs but {} is missing: CUDA programs in this container cannot use them; the "
+                "container was probably started without the 'compute' driver capability "
+                "(NVIDIA_DRIVER_CAPABILITIES)",
+                options.cuda_library));
+            inventory.driver_problem = true;
+        }
+    }
+    return inventory;
+}
+
+std::optional<std::string> environment(const char* name) {
+    const char* value = std::getenv(name);
+    return value ? std::optional<std::string>(value) : std::nullopt;
+}
+
+}  // namespace
+
+DetectOptions detect_options_from_environment() {
+    DetectOptions options;
+    if (auto library = environment("PROVISION_NVML_LIBRARY"); library && !library->empty())
+        options.nvml_library = *library;
+    if (auto library = environment("PROVISION_CUDA_LIBRARY"); library && !library->empty())
+        options.cuda_library = *library;
+    options.cuda_visible_devices = environment("CUDA_VISIBLE_DEVICES");
+    if (auto timeout = environment("PROVISION_DETECT_TIMEOUT")) {
+        char* end = nullptr;
+        const double seconds = std::strtod(timeout->c_str(), &end);
+        if (timeout->empty() || *end != '\0' || !(seconds > 0) || seconds > 3600)
+            throw Error(ExitCode::usage,
+                        fmt::format("PROVISION_DETECT_TIMEOUT must be a number of seconds between 0 and 3600, not '{}'",
+                                    *timeout));
+        options.time_limit = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+    }
+    return options;
+}
+
+Inventory detect_gpus(const DetectOptions& options) {
+    const auto deadline = std::chrono::steady_clock::now() + options.time_limit;
+    // Both at once: a start pays for the slower of the two, not the sum.
+    auto nvml_future = start_probe([library = options.nvml_library] { return probe_nvml(library); });
+    auto cuda_future = start_probe([library = options.cuda_library] { return probe_cuda(library); });
+    const NvmlReport nvml = finish_probe(nvml_future, deadline, options.time_limit, "NVML");
+    const CudaReport cuda = finish_probe(cuda_future, deadline, options.time_limit, "libcuda (cuInit)");
+    return combine(nvml, cuda, options);
+}
+
+}  // namespace provision

@@ -1,0 +1,47 @@
+// The detect stage: what GPUs and driver the workload will see, from the
+// real machine (NVML and libcuda, loaded with dlopen) or from a simulated
+// machine (a GPU fixture file).
+//
+// Errors and notes:
+//  - A malformed fixture is an error: Error(ExitCode::invalid_input) naming
+//    file:line:column.
+//  - Everything the real machine does is a note in Inventory::notes, never an
+//    error, so a container always starts: no NVIDIA library is a CPU-only
+//    machine; a library that loads but fails (driver not loaded, version
+//    mismatch, missing function, lost GPU, a call that does not return within
+//    the time limit) leaves out what it could not read, says why in words a
+//    pod user can act on, and sets Inventory::driver_problem.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "gpu/inventory.h"
+
+namespace provision {
+
+struct DetectOptions {
+    std::string nvml_library = "libnvidia-ml.so.1";
+    std::string cuda_library = "libcuda.so.1";
+    // The workload's CUDA_VISIBLE_DEVICES.  libcuda reads this process's
+    // environment itself and its list is used whenever it starts; this value
+    // is applied by provision only where libcuda cannot enumerate the GPUs.
+    std::optional<std::string> cuda_visible_devices;
+    // NVML and libcuda run on worker threads; what has not answered by then
+    // is given up (a hung driver must not hang the container's start).
+    std::chrono::milliseconds time_limit{20000};
+};
+
+// PROVISION_NVML_LIBRARY, PROVISION_CUDA_LIBRARY (library names or paths),
+// CUDA_VISIBLE_DEVICES, PROVISION_DETECT_TIMEOUT (seconds; Error(usage) when
+// not a positive number).
+DetectOptions detect_options_from_environment();
+
+// The real machine.
+Inventory detect_gpus(const DetectOptions& options);
+
+// A simulated machine (gpu_fixture.h describes the file).
+Inventory load_gpu_fixture(const std::string& path, const std::optional<std::string>& cuda_visible_devices);
+
+}  // namespace provision

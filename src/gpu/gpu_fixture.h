@@ -1,0 +1,45 @@
+// Simulated machines (--gpu-fixture): a TOML file that stands in for NVML and
+// the driver, in the format of DESIGN.md:
+//
+//   [driver]                 version = "580.159.04", cuda = "13.0"
+//   [[gpus]]                 name, compute_capability = "9.0", memory_mib,
+//                            uuid = "GPU-..." (optional)
+//
+// No [[gpus]] and no [driver] is a machine without NVIDIA GPUs; GPUs without
+// a [driver] are an error.  Fixture order is CUDA's order.  A GPU without a
+// uuid gets a synthetic one that depends only on its position, so the same
+// file always gives the same UUIDs (CUDA_VISIBLE_DEVICES can name them).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "gpu/inventory.h"
+
+namespace provision {
+
+struct GpuFixture {
+    Driver driver;
+    std::vector<Gpu> gpus;  // every GPU of the machine, in CUDA's order; uuid always set
+};
+
+// Parses the file; syntax errors throw Error(invalid_input) naming
+// file:line:column.
+toml::table parse_gpu_fixture_file(const std::string& path);
+
+// Checks and reads a parsed fixture.  `extra_tables` are further top-level
+// keys that the caller reads itself (the fake NVML library's [faults]).
+// Every error throws Error(invalid_input) naming file:line:column.
+GpuFixture read_gpu_fixture(const toml::table& root, const std::string& file,
+                            const std::vector<std::string>& extra_tables = {});
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" for the GPU at `position`.
+std::string synthetic_gpu_uuid(std::size_t position);
+
+// True for "GPU-" followed by 32 hex digits in the 8-4-4-4-12 grouping.
+bool is_gpu_uuid(const std::string& text);
+
+}  // namespace provision

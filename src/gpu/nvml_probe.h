@@ -1,0 +1,33 @@
+// Reads the host's GPUs and driver through NVML (libnvidia-ml.so.1), loaded
+// with dlopen.  NVML lists every GPU of the host, in its own (PCI bus) order,
+// whatever CUDA_VISIBLE_DEVICES says.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/inventory.h"
+
+namespace provision {
+
+struct NvmlGpu {
+    Gpu gpu;                       // nvml_index set; index not yet meaningful
+    bool capability_known = false; // false on drivers without nvmlDeviceGetCudaComputeCapability
+    bool readable = true;          // false when a query failed (lost GPU, ...): see the notes
+};
+
+struct NvmlReport {
+    bool library_found = false;    // dlopen succeeded
+    bool initialised = false;      // nvmlInit_v2 succeeded and the required functions exist
+    std::string driver_version;    // "580.159.04"
+    std::string cuda_version;      // "13.0"; empty on drivers without nvmlSystemGetCudaDriverVersion_v2
+    std::vector<NvmlGpu> gpus;     // every GPU NVML counts, readable or not
+    std::vector<std::string> notes;
+    bool problem = false;          // the library is there but something failed
+};
+
+// Never throws: every failure is a note in the report.
+NvmlReport probe_nvml(const std::string& library);
+
+}  // namespace provision

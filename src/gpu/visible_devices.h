@@ -1,0 +1,41 @@
+// CUDA_VISIBLE_DEVICES, read with CUDA's rules, against the GPUs of a
+// machine in CUDA's enumeration order.
+//
+// Rules (CUDA's documentation, "CUDA Environment Variables"):
+//   unset            every GPU, in order
+//   ""               no GPU
+//   "2,0"            GPU 2 then GPU 0; the workload calls them 0 and 1
+//   "GPU-8932f937"   a UUID, in full or any prefix that names exactly one GPU
+//                    (the "GPU-" is optional here)
+//   "0,2,-1,1"       entries are read up to the first invalid one: GPUs 0, 2
+// An entry is invalid when it is not a number or UUID, an index is out of
+// range, a UUID prefix matches no GPU or several, or it names a GPU that an
+// earlier entry already named.  MIG entries: "MIG-GPU-<uuid>/<gi>/<ci>"
+// stands for its parent GPU; a bare "MIG-<uuid>" cannot be resolved without
+// libcuda and ends the list.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/inventory.h"
+
+namespace provision {
+
+struct VisibleDevices {
+    std::vector<std::size_t> positions;  // into the host list, in the workload's order
+    std::vector<std::string> notes;      // why entries were ignored, in words for a user
+};
+
+// `host_uuids`: every GPU's "GPU-..." UUID in CUDA's order.
+VisibleDevices select_visible_devices(const std::vector<std::string>& host_uuids,
+                                      const std::optional<std::string>& cuda_visible_devices);
+
+// Keeps the visible GPUs of `host_gpus` (CUDA's order) in `inventory.gpus`,
+// numbered as the workload sees them, and counts the rest in hidden_gpus.
+void apply_visible_devices(const std::vector<Gpu>& host_gpus,
+                           const std::optional<std::string>& cuda_visible_devices, Inventory& inventory);
+
+}  // namespace provision
