@@ -23,6 +23,16 @@ struct MetadataEntry {
     unsigned char type;     // d_type: DT_DIR, DT_REG, or DT_UNKNOWN / DT_LNK when stat must tell
 };
 
+// Whether the folder "NAME-VERSION..." belongs to the distribution `name`.
+// Wheels and setuptools escape '-' in NAME to '_', so NAME ends at the first
+// '-'; older tools wrote NAME unescaped, so a folder that begins with the
+// name as METADATA writes it, then '-', counts too.
+bool folder_names(std::string_view stem, std::string_view name) {
+    if (normalize_package_name(stem.substr(0, stem.find('-'))) == normalize_package_name(name)) return true;
+    return stem.size() > name.size() && stem[name.size()] == '-' &&
+           normalize_package_name(stem.substr(0, name.size())) == normalize_package_name(name);
+}
+
 bool is_directory(const std::string& path) {
     struct stat info {};
     return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
@@ -70,7 +80,7 @@ void read_entry(const std::string& dir, const MetadataEntry& entry, PackageIndex
         index.skipped.push_back({location, fmt::format("{} has no Name header", metadata_file)});
         return;
     }
-    if (normalize_package_name(*headers.name) != normalize_package_name(folder_name)) {
+    if (!folder_names(stem, *headers.name)) {
         index.skipped.push_back(
             {location, fmt::format("{} names '{}', not '{}'", metadata_file, *headers.name, folder_name)});
         return;

@@ -170,3 +170,15 @@ TEST_CASE("scanning 300 distributions takes a few milliseconds", "[packages][tim
     CHECK(index.packages().size() == 300);
     CHECK(ms < 100.0);  // about 1.3 ms optimised, warm; the bound allows sanitizers and loaded CI machines
 }
+
+TEST_CASE("folders written by older tools with '-' in the name still count", "[packages]") {
+    test_support::TempDir site;
+    test_support::write_file(site.file("typing-extensions-4.0.1.dist-info/METADATA"),
+                             "Name: typing-extensions\nVersion: 4.0.1\n");
+    test_support::write_file(site.file("flash_attn_3-3.0.0b1.dist-info/METADATA"), "Name: flash_attn\nVersion: 3\n");
+    const PackageIndex index = scan_site_packages({site.path()});
+    CHECK(version_of(index, "typing_extensions") == "4.0.1");
+    CHECK(index.find("flash_attn") == nullptr);  // "flash_attn_3-..." is not flash_attn's folder
+    REQUIRE(index.skipped.size() == 1);
+    CHECK(index.skipped[0].reason == "METADATA names 'flash_attn', not 'flash_attn_3'");
+}
