@@ -42,7 +42,8 @@ std::vector<MetadataEntry> list_metadata_entries(DIR* dir) {
     std::vector<MetadataEntry> entries;
     while (const dirent* entry = ::readdir(dir)) {
         const std::string_view name = entry->d_name;
-        if (name.ends_with(kDistInfo) || name.ends_with(kEggInfo)) entries.push_back({std::string(name), entry->d_type});
+        if (name.ends_with(kDistInfo) || name.ends_with(kEggInfo))
+            entries.push_back({std::string(name), entry->d_type});
     }
     // Directory order is arbitrary; sorting makes "first one wins" repeatable.
     std::sort(entries.begin(), entries.end(),
@@ -54,13 +55,14 @@ std::vector<MetadataEntry> list_metadata_entries(DIR* dir) {
 void read_entry(const std::string& dir, const MetadataEntry& entry, PackageIndex& index) {
     const bool dist_info = std::string_view(entry.file_name).ends_with(kDistInfo);
     const std::string location = dir + "/" + entry.file_name;
-    const bool folder = entry.type == DT_DIR || ((entry.type == DT_UNKNOWN || entry.type == DT_LNK) && is_directory(location));
-    // "NAME-VERSION[-pyX.Y]": wheels and setuptools escape '-' in NAME to '_'.
+    const bool type_unknown = entry.type == DT_UNKNOWN || entry.type == DT_LNK;  // stat() must tell
+    const bool folder = entry.type == DT_DIR || (type_unknown && is_directory(location));
+    // "NAME-VERSION[-pyX.Y]", the folder name without its suffix.
     const std::string_view stem = std::string_view(entry.file_name).substr(
         0, entry.file_name.size() - (dist_info ? kDistInfo.size() : kEggInfo.size()));
     const std::string_view folder_name = stem.substr(0, stem.find('-'));
 
-    std::string metadata_file = dist_info ? "METADATA" : "PKG-INFO";
+    const std::string metadata_file = dist_info ? "METADATA" : "PKG-INFO";
     std::string metadata_path = location + "/" + metadata_file;
     if (!folder) {
         if (dist_info) {

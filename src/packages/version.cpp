@@ -190,7 +190,8 @@ Version Version::base() const { return release_prefix(release_.size()); }
 Version Version::release_prefix(std::size_t count) const {
     Version prefix;
     prefix.epoch_ = epoch_;
-    prefix.release_.assign(release_.begin(), release_.begin() + std::min(count, release_.size()));
+    const auto kept = static_cast<std::ptrdiff_t>(std::min(count, release_.size()));
+    prefix.release_.assign(release_.begin(), release_.begin() + kept);
     if (prefix.release_.empty()) prefix.release_.push_back(kZero);
     prefix.render();
     return prefix;

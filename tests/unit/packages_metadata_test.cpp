@@ -71,7 +71,8 @@ TEST_CASE("a blank line split across read chunks is found", "[packages]") {
         for (const std::string newline : {"\n", "\r\n"}) {
             std::string headers = "Name: a" + newline + "Version: 1" + newline;
             const std::string filler_key = "X: ";
-            headers += filler_key + std::string(pad - headers.size() - filler_key.size() - newline.size(), 'y') + newline;
+            const std::size_t filler = pad - headers.size() - filler_key.size() - newline.size();
+            headers += filler_key + std::string(filler, 'y') + newline;
             REQUIRE(headers.size() == pad);
             test_support::write_file(dir.file("METADATA"), headers + newline + "body\n");
             std::string error;
