@@ -67,12 +67,15 @@ bool parse(int argc, char** argv, provision::Options& options) {
     app.add_flag("--json", options.json, "print the report as JSON on stdout (human text stays on stderr)");
     app.add_option("--workload", options.workload, "workload recipe to apply [env: PROVISION_WORKLOAD]")
         ->envname("PROVISION_WORKLOAD");
+    // One value per occurrence: a greedy list would swallow the '--' before COMMAND.
     app.add_option("--recipe", recipes, "extra recipe file or folder, merged over the built-ins; repeatable "
-                                        "[env: PROVISION_RECIPE, colon-separated]");
+                                        "[env: PROVISION_RECIPE, colon-separated]")
+        ->allow_extra_args(false);
     app.add_option("--env-file", options.env_file, "where to write the env settings [env: PROVISION_ENV_FILE]")
         ->envname("PROVISION_ENV_FILE");
     app.add_option("--site-packages", site_packages, "Python site-packages folder to read; repeatable "
-                                                     "[env: PROVISION_SITE_PACKAGES, colon-separated]");
+                                                     "[env: PROVISION_SITE_PACKAGES, colon-separated]")
+        ->allow_extra_args(false);
     app.add_option("--gpu-fixture", options.gpu_fixture, "simulated machine (TOML) instead of NVML and the driver "
                                                          "[env: PROVISION_GPU_FIXTURE]")
         ->envname("PROVISION_GPU_FIXTURE");
