@@ -58,4 +58,16 @@ std::vector<std::string> RecipeSet::mechanism_names() const {
     return names;
 }
 
+MechanismSpec RecipeSet::mechanism_for(const WorkloadSpec& workload, const std::string& name) const {
+    MechanismSpec spec = mechanisms.at(name);
+    const auto it = workload.mechanism_requirements.find(name);
+    if (it == workload.mechanism_requirements.end()) return spec;
+    const MechanismRequirements& needs = it->second;
+    if (needs.packages) spec.packages = *needs.packages;
+    if (needs.min_compute_capability) spec.compute_capability.min = needs.min_compute_capability;
+    if (needs.max_compute_capability) spec.compute_capability.max = needs.max_compute_capability;
+    spec.requires_gpu = spec.compute_capability.min.has_value() || spec.compute_capability.max.has_value();
+    return spec;
+}
+
 }  // namespace provision

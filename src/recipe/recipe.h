@@ -67,6 +67,16 @@ struct FeatureSpec {
     std::map<std::string, std::string> env_disabled;
 };
 
+// What a workload needs to use a mechanism, where that differs from the
+// mechanism's own recipe: a workload that ships its own build of the kernels
+// (vLLM bundles FlashAttention) or asks for a newer release (diffusers wants
+// flash-attn >= 2.6.3).  Unset fields keep the mechanism's value.
+struct MechanismRequirements {
+    std::optional<std::vector<PackageAlternatives>> packages;
+    std::optional<ComputeCapability> min_compute_capability;
+    std::optional<ComputeCapability> max_compute_capability;
+};
+
 struct WorkloadSpec {
     std::string name;
     std::string description;
@@ -82,6 +92,8 @@ struct WorkloadSpec {
     std::map<std::string, std::vector<std::string>> arguments;
     // flags that, when the user already gave one, stop provision adding its own
     std::vector<std::string> conflicting_arguments;
+    // mechanism -> requirements that replace the mechanism's own for this workload
+    std::map<std::string, MechanismRequirements> mechanism_requirements;
 };
 
 struct RecipeSet {
@@ -97,6 +109,9 @@ struct RecipeSet {
     // Canonical mechanism name for a name or alias (case-insensitive), or nullopt.
     std::optional<std::string> canonical_mechanism(const std::string& name) const;
     std::vector<std::string> mechanism_names() const;
+    // The mechanism as `workload` needs it: its own recipe with the
+    // workload's mechanism_requirements applied.
+    MechanismSpec mechanism_for(const WorkloadSpec& workload, const std::string& name) const;
 };
 
 }  // namespace provision

@@ -52,6 +52,40 @@ const toml::table& expect_table(const toml::node& node, const std::string& file,
     return *node.as_table();
 }
 
+// `packages`: requirement strings, or arrays of alternative requirement strings.
+std::vector<PackageAlternatives> read_packages(const toml::node& packages, const std::string& file,
+                                               const std::string& where) {
+    const toml::array* array = packages.as_array();
+    if (!array) throw_at(packages, file, fmt::format("'packages' in {} must be an array", where));
+    std::vector<PackageAlternatives> result;
+    for (const toml::node& entry : *array) {
+        PackageAlternatives alternatives;
+        auto add = [&](const toml::node& node) {
+            if (!node.is_string())
+                throw_at(node, file,
+                         fmt::format("'packages' in {} holds requirement strings, or arrays of "
+                                     "alternative requirement strings",
+                                     where));
+            const std::string text = node.as_string()->get();
+            try {
+                (void)Requirement::parse(text);
+            } catch (const std::invalid_argument& error) {
+                throw_at(node, file, fmt::format("bad package requirement in {}: {}", where, error.what()));
+            }
+            alternatives.any_of.push_back(text);
+        };
+        if (const toml::array* choices = entry.as_array()) {
+            for (const toml::node& choice : *choices) add(choice);
+            if (alternatives.any_of.empty())
+                throw_at(entry, file, fmt::format("empty alternatives in 'packages' of {}", where));
+        } else {
+            add(entry);
+        }
+        result.push_back(alternatives);
+    }
+    return result;
+}
+
 void Loader::load_path(const std::string& path) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
@@ -134,36 +168,8 @@ void Loader::read_mechanism(const std::string& name, const toml::table& table, c
     spec.name = name;
     if (auto v = reader.string("description")) spec.description = *v;
     if (auto v = reader.string_array("aliases")) spec.aliases = *v;
-    if (const toml::node* packages = reader.node("packages")) {
-        const toml::array* array = packages->as_array();
-        if (!array) throw_at(*packages, file, fmt::format("'packages' in {} must be an array", where));
-        spec.packages.clear();
-        for (const toml::node& entry : *array) {
-            PackageAlternatives alternatives;
-            auto add = [&](const toml::node& node) {
-                if (!node.is_string())
-                    throw_at(node, file,
-                             fmt::format("'packages' in {} holds requirement strings, or arrays of "
-                                         "alternative requirement strings",
-                                         where));
-                const std::string text = node.as_string()->get();
-                try {
-                    (void)Requirement::parse(text);
-                } catch (const std::invalid_argument& error) {
-                    throw_at(node, file, fmt::format("bad package requirement in {}: {}", where, error.what()));
-                }
-                alternatives.any_of.push_back(text);
-            };
-            if (const toml::array* choices = entry.as_array()) {
-                for (const toml::node& choice : *choices) add(choice);
-                if (alternatives.any_of.empty())
-                    throw_at(entry, file, fmt::format("empty alternatives in 'packages' of {}", where));
-            } else {
-                add(entry);
-            }
-            spec.packages.push_back(alternatives);
-        }
-    }
+    if (const toml::node* packages = reader.node("packages"))
+        spec.packages = read_packages(*packages, file, where);
     if (auto cc = reader.capability("min_compute_capability")) spec.compute_capability.min = cc;
     if (auto cc = reader.capability("max_compute_capability")) spec.compute_capability.max = cc;
     spec.requires_gpu = spec.compute_capability.min.has_value() || spec.compute_capability.max.has_value();
@@ -266,8 +272,22 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
         }
     }
     if (auto v = reader.string_array("conflicting_arguments")) spec.conflicting_arguments = *v;
+    if (const toml::table* mechanisms = reader.table("mechanisms")) {
+        for (const auto& [key, value] : *mechanisms) {
+            const std::string mechanism(key.str());
+            const std::string context = fmt::format("[workloads.{}.mechanisms.{}]", name, mechanism);
+            TableReader needs(expect_table(value, file, context), file, context);
+            MechanismRequirements& requirements = spec.mechanism_requirements[mechanism];
+            if (const toml::node* packages = needs.node("packages"))
+                requirements.packages = read_packages(*packages, file, context);
+            if (auto cc = needs.capability("min_compute_capability")) requirements.min_compute_capability = cc;
+            if (auto cc = needs.capability("max_compute_capability")) requirements.max_compute_capability = cc;
+            needs.reject_unknown_keys({"packages", "min_compute_capability", "max_compute_capability"});
+            refer(Reference::mechanism, mechanism, value, file, fmt::format("'mechanisms' of {}", where));
+        }
+    }
     reader.reject_unknown_keys({"description", "preference", "env", "gpu_env", "override_variables",
-                                "mechanism_env", "arguments", "conflicting_arguments"});
+                                "mechanism_env", "arguments", "conflicting_arguments", "mechanisms"});
 }
 
 void Loader::read_python(const toml::table& table, const std::string& file) {

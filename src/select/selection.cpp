@@ -161,7 +161,7 @@ Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, 
 
     std::string first_without_checks;
     for (const auto& name : order) {
-        const MechanismSpec& mechanism = recipes.mechanisms.at(name);
+        const MechanismSpec mechanism = recipes.mechanism_for(workload, name);
         Candidate candidate;
         candidate.mechanism = name;
         candidate.reasons = hardware_and_package_reasons(mechanism, inventory, packages);
@@ -191,7 +191,8 @@ Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, 
             decision.warnings.push_back(fmt::format("{} is forced although: {}", wanted, why));
             return decision;
         }
-        const auto hardware = hardware_and_package_reasons(recipes.mechanisms.at(wanted), inventory, packages);
+        const auto hardware =
+            hardware_and_package_reasons(recipes.mechanism_for(workload, wanted), inventory, packages);
         decision.override_refused = !hardware.empty();
         decision.override_failed_validation = hardware.empty();
         decision.source = "override";
