@@ -1,0 +1,108 @@
+// The sglang recipe end to end: `--attention-backend` appended to
+// `python -m sglang.launch_server` on every GPU family, the FlashAttention
+// kernels counted as sgl-kernel's, no allocator setting, the user's own
+// backend flags, and the overrides.
+#include <catch2/catch.hpp>
+
+#include "harness.h"
+#include "workload_fixtures.h"
+
+using workload_e2e::Expectation;
+
+namespace {
+
+const std::vector<std::string> kCommand{"-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-0.6B"};
+const std::vector<std::string> kNeverSet{"PYTORCH_CUDA_ALLOC_CONF"};
+
+Expectation gpu(const std::string& family, const std::string& mechanism, const std::string& backend) {
+    return {family,
+            mechanism,
+            {"--attention-backend=" + backend},
+            {{"PROVISION_SGLANG_ATTENTION_BACKEND", backend}},
+            kNeverSet};
+}
+
+Expectation cpu() { return {"cpu", "eager", {}, {}, {"PYTORCH_CUDA_ALLOC_CONF", "PROVISION_SGLANG_ATTENTION_BACKEND"}}; }
+
+// A site-packages tree `base` plus sglang and its kernel package.
+std::vector<std::string> with_sglang(const e2e::TempDir& dir, const std::string& base) {
+    return {e2e::site_packages(base),
+            workload_e2e::site_packages(dir, "sglang", {"sglang==0.5.9", "sgl_kernel==0.3.21"})};
+}
+
+const std::vector<Expectation>& reference_rows() {
+    static const std::vector<Expectation> rows = {
+        gpu("blackwell", "sdpa", "torch_native"), gpu("hopper", "flash3", "fa3"), gpu("ada", "flash2", "fa3"),
+        gpu("ampere", "flash2", "fa3"),           gpu("turing", "sdpa", "torch_native"),
+        gpu("volta", "sdpa", "torch_native"),     cpu()};
+    return rows;
+}
+
+}  // namespace
+
+TEST_CASE("sglang, all packages: fa3 from Ampere to Hopper, torch_native elsewhere") {
+    e2e::TempDir packages;
+    for (const auto& row : reference_rows())
+        workload_e2e::expect_handoff("sglang", with_sglang(packages, "all"), kCommand, row);
+}
+
+TEST_CASE("sglang, torch only: the same, since fa3 comes inside sgl-kernel") {
+    e2e::TempDir packages;
+    for (const auto& row : reference_rows())
+        workload_e2e::expect_handoff("sglang", with_sglang(packages, "torch-only"), kCommand, row);
+}
+
+TEST_CASE("sglang: nothing serves below compute capability 7.0, or without sglang") {
+    e2e::TempDir dir;
+    SECTION("Pascal") {
+        const auto handoff = workload_e2e::hand_off(
+            workload_e2e::options(dir, "sglang", "pascal", with_sglang(dir, "all")), kCommand, {});
+        CHECK(handoff.result.exit_code == 4);
+        CHECK(handoff.arguments.empty());
+    }
+    SECTION("Hopper without sglang") {
+        const auto handoff = workload_e2e::hand_off(
+            workload_e2e::options(dir, "sglang", "hopper", {e2e::site_packages("all")}), kCommand, {});
+        CHECK(handoff.result.exit_code == 4);
+    }
+    SECTION("Hopper without sgl-kernel: torch_native") {
+        const auto bare = workload_e2e::site_packages(dir, "bare", {"sglang==0.5.9"});
+        workload_e2e::expect_handoff("sglang", {e2e::site_packages("all"), bare}, kCommand,
+                                     gpu("hopper", "sdpa", "torch_native"));
+    }
+}
+
+TEST_CASE("sglang: a backend the user chose on the command line is kept, and provision adds none") {
+    e2e::TempDir dir;
+    const auto options = workload_e2e::options(dir, "sglang", "hopper", with_sglang(dir, "all"));
+    for (const auto& command : std::vector<std::vector<std::string>>{
+             {"-m", "sglang.launch_server", "--attention-backend", "flashinfer"},
+             {"-m", "sglang.launch_server", "--attention-backend=triton"},
+             {"-m", "sglang.launch_server", "--prefill-attention-backend", "fa4"},
+             {"-m", "sglang.launch_server", "--decode-attention-backend=trtllm_mha"}}) {
+        INFO(command.back());
+        const auto handoff = workload_e2e::hand_off(options, command, {});
+        CHECK(handoff.result.exit_code == 0);
+        CHECK(handoff.arguments == command);
+    }
+}
+
+TEST_CASE("sglang: PROVISION_ATTENTION picks the backend") {
+    e2e::TempDir packages;
+    SECTION("flex_attention on Ampere") {
+        workload_e2e::expect_handoff("sglang", with_sglang(packages, "all"), kCommand,
+                                     gpu("ampere", "flex", "flex_attention"), {{"PROVISION_ATTENTION", "flex"}});
+    }
+    SECTION("torch_native on Hopper") {
+        workload_e2e::expect_handoff("sglang", with_sglang(packages, "all"), kCommand,
+                                     gpu("hopper", "sdpa", "torch_native"), {{"PROVISION_ATTENTION", "sdpa"}});
+    }
+    SECTION("flash2 on Hopper is refused: SGLang's fa3 there is the Hopper kernel") {
+        e2e::TempDir dir;
+        const auto handoff =
+            workload_e2e::hand_off(workload_e2e::options(dir, "sglang", "hopper", with_sglang(packages, "all")),
+                                   kCommand, {}, {{"PROVISION_ATTENTION", "flash2"}});
+        CHECK(handoff.result.exit_code == 4);
+        CHECK(handoff.arguments.empty());
+    }
+}
