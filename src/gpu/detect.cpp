@@ -89,7 +89,8 @@ Inventory combine(const NvmlReport& nvml, const CudaReport& cuda, const DetectOp
         return inventory;
     }
     inventory.source = InventorySource::driver;
-    inventory.driver.present = nvml.initialised || cuda.initialised;
+    // libcuda answering "no device" says nothing about the driver (CUDA_VISIBLE_DEVICES="" does that too).
+    inventory.driver.present = nvml.initialised || !cuda.devices.empty();
     inventory.driver.version = nvml.driver_version;
     inventory.driver.cuda = nvml.cuda_version.empty() ? cuda.cuda_version : nvml.cuda_version;
     inventory.driver_problem = nvml.problem || cuda.problem;

@@ -78,11 +78,10 @@ std::string init_failure_note(nvml::Return code, const NvmlFunctions& nvml) {
 
 std::string gpu_failure_note(unsigned index, const char* what, nvml::Return code, const NvmlFunctions& nvml) {
     if (code == nvml::ERROR_GPU_IS_LOST)
-        return fmt::format("NVML's GPU {} has fallen off the bus or is otherwise inaccessible, so it is left "
-                           "out; the GPU needs a reset or the node a reboot",
+        return fmt::format("NVML's GPU {} has fallen off the bus or is otherwise inaccessible: the GPU needs a "
+                           "reset or the node a reboot",
                            index);
-    return fmt::format("NVML's GPU {} could not be read ({}: {}), so it is left out", index, what,
-                       nvml.describe(code));
+    return fmt::format("NVML's GPU {} could not be read ({}: {})", index, what, nvml.describe(code));
 }
 
 // Fills one GPU, or returns the first failure as a note.

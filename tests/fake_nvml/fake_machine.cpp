@@ -1,0 +1,99 @@
+#include "fake_machine.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "recipe/toml_reader.h"
+
+namespace fake {
+
+namespace {
+
+int integer(provision::TableReader& reader, const std::string& key) {
+    const toml::node* node = reader.node(key);
+    if (!node) return 0;
+    if (!node->is_integer()) provision::throw_at(*node, reader.file(), fmt::format("'{}' must be an integer", key));
+    return static_cast<int>(node->as_integer()->get());
+}
+
+std::vector<std::size_t> positions(provision::TableReader& reader, const std::string& key, std::size_t gpus) {
+    std::vector<std::size_t> values;
+    const toml::node* node = reader.node(key);
+    if (!node) return values;
+    const toml::array* array = node->as_array();
+    if (!array) provision::throw_at(*node, reader.file(), fmt::format("'{}' must be an array of GPU positions", key));
+    for (const toml::node& element : *array) {
+        if (!element.is_integer() || element.as_integer()->get() < 0 ||
+            static_cast<std::size_t>(element.as_integer()->get()) >= gpus)
+            provision::throw_at(element, reader.file(), fmt::format("'{}' holds GPU positions 0 to {}", key, gpus - 1));
+        values.push_back(static_cast<std::size_t>(element.as_integer()->get()));
+    }
+    return values;
+}
+
+void read_faults(const toml::table& table, const std::string& file, Machine& machine) {
+    provision::TableReader reader(table, file, "[faults]");
+    reader.reject_unknown_keys({"nvml_init_error", "nvml_init_delay_ms", "cuda_init_error", "cuda_init_delay_ms",
+                                "lost_gpus", "cuda_order", "failing_calls"});
+    const std::size_t gpus = machine.fixture.gpus.size();
+    machine.nvml_init_error = integer(reader, "nvml_init_error");
+    machine.nvml_init_delay_ms = integer(reader, "nvml_init_delay_ms");
+    machine.cuda_init_error = integer(reader, "cuda_init_error");
+    machine.cuda_init_delay_ms = integer(reader, "cuda_init_delay_ms");
+    machine.lost_gpus = positions(reader, "lost_gpus", gpus);
+    machine.cuda_order = positions(reader, "cuda_order", gpus);
+    if (const toml::node* calls = reader.node("failing_calls")) {
+        const toml::array* array = calls->as_array();
+        if (!array) provision::throw_at(*calls, file, "'failing_calls' must be an array of tables");
+        for (const toml::node& element : *array) {
+            if (!element.is_table()) provision::throw_at(element, file, "each failing call must be a table");
+            provision::TableReader call(*element.as_table(), file, "a failing call");
+            call.reject_unknown_keys({"function", "gpu", "error"});
+            FailingCall failing;
+            failing.function = call.string("function").value_or("");
+            failing.gpu = static_cast<std::size_t>(integer(call, "gpu"));
+            failing.error = integer(call, "error");
+            machine.failing_calls.push_back(failing);
+        }
+    }
+}
+
+}  // namespace
+
+bool Machine::lost(std::size_t gpu) const {
+    return std::find(lost_gpus.begin(), lost_gpus.end(), gpu) != lost_gpus.end();
+}
+
+int Machine::failure(const std::string& function, std::size_t gpu) const {
+    for (const auto& call : failing_calls)
+        if (call.function == function && call.gpu == gpu) return call.error;
+    return 0;
+}
+
+std::shared_ptr<const Machine> load_machine(const char* library) {
+    const char* path = std::getenv("PROVISION_FAKE_GPU_FIXTURE");
+    if (!path || !*path) {
+        fmt::print(stderr, "{}: PROVISION_FAKE_GPU_FIXTURE is not set\n", library);
+        return nullptr;
+    }
+    try {
+        const toml::table root = provision::parse_gpu_fixture_file(path);
+        auto machine = std::make_shared<Machine>();
+        machine->fixture = provision::read_gpu_fixture(root, path, {"faults"});
+        if (const toml::table* faults = root.get_as<toml::table>("faults")) read_faults(*faults, path, *machine);
+        return machine;
+    } catch (const std::exception& error) {
+        fmt::print(stderr, "{}: {}\n", library, error.what());
+        return nullptr;
+    }
+}
+
+int cuda_version_number(const std::string& text) {
+    const auto version = provision::ComputeCapability::parse(text);
+    return version ? version->major * 1000 + version->minor * 10 : 0;
+}
+
+}  // namespace fake

@@ -1,0 +1,57 @@
+// The machine that the fake NVML and libcuda libraries pretend to drive: a
+// GPU fixture file (PROVISION_FAKE_GPU_FIXTURE, same format as
+// --gpu-fixture) plus a [faults] table that makes the driver misbehave:
+//
+//   [faults]
+//   nvml_init_error = 18          # NVML error code that nvmlInit_v2 returns
+//                                 #   (9 driver not loaded, 18 version mismatch)
+//   nvml_init_delay_ms = 5000     # nvmlInit_v2 sleeps first (a hung driver),
+//                                 #   then fails with NVML_ERROR_TIMEOUT
+//   cuda_init_error = 803         # CUresult that cuInit returns
+//   cuda_init_delay_ms = 5000     # cuInit sleeps first, then fails
+//   lost_gpus = [1]               # fixture positions: NVML queries answer
+//                                 #   NVML_ERROR_GPU_IS_LOST, libcuda omits them
+//   cuda_order = [1, 0]           # CUDA's enumeration order as fixture
+//                                 #   positions (CUDA_DEVICE_ORDER=FASTEST_FIRST)
+//   failing_calls = [{ function = "nvmlDeviceGetMemoryInfo", gpu = 1, error = 999 }]
+//
+// The fake libcuda applies CUDA_VISIBLE_DEVICES, as the real one does.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_fixture.h"
+
+namespace fake {
+
+struct FailingCall {
+    std::string function;
+    std::size_t gpu = 0;
+    int error = 0;
+};
+
+struct Machine {
+    provision::GpuFixture fixture;
+    int nvml_init_error = 0;
+    int nvml_init_delay_ms = 0;
+    int cuda_init_error = 0;
+    int cuda_init_delay_ms = 0;
+    std::vector<std::size_t> lost_gpus;
+    std::vector<std::size_t> cuda_order;  // empty: fixture order
+    std::vector<FailingCall> failing_calls;
+
+    bool lost(std::size_t gpu) const;
+    // The error `function` must return for `gpu`, or 0.
+    int failure(const std::string& function, std::size_t gpu) const;
+};
+
+// Reads $PROVISION_FAKE_GPU_FIXTURE.  nullptr (with the reason on stderr)
+// when it is unset or invalid.
+std::shared_ptr<const Machine> load_machine(const char* library);
+
+// "13.0" -> 13000, the encoding of cuDriverGetVersion.
+int cuda_version_number(const std::string& text);
+
+}  // namespace fake

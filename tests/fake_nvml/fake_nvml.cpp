@@ -1,0 +1,159 @@
+// A stand-in for libnvidia-ml.so.1 that reports the machine of
+// PROVISION_FAKE_GPU_FIXTURE (see fake_machine.h).  Built twice: as today's
+// driver, and with FAKE_OLD_DRIVER as a driver that predates
+// nvmlDeviceGetCudaComputeCapability and nvmlSystemGetCudaDriverVersion_v2.
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "fake_machine.h"
+#include "gpu/nvml_api.h"
+
+namespace nvml = provision::nvml;
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+std::mutex state_mutex;
+std::shared_ptr<const fake::Machine> state;  // set between init and shutdown
+
+std::shared_ptr<const fake::Machine> machine() {
+    std::lock_guard lock(state_mutex);
+    return state;
+}
+
+// Device handles are GPU positions + 1, so that none is null.
+nvml::Device handle_of(std::size_t gpu) { return reinterpret_cast<nvml::Device>(static_cast<std::uintptr_t>(gpu + 1)); }
+
+// The GPU behind a handle, or the error the call must return.
+nvml::Return lookup(nvml::Device device, const char* function, std::shared_ptr<const fake::Machine>& out,
+                    std::size_t& gpu) {
+    out = machine();
+    if (!out) return nvml::ERROR_UNINITIALIZED;
+    gpu = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(device)) - 1;
+    if (!device || gpu >= out->fixture.gpus.size()) return nvml::ERROR_INVALID_ARGUMENT;
+    if (out->lost(gpu)) return nvml::ERROR_GPU_IS_LOST;
+    if (const int error = out->failure(function, gpu)) return static_cast<nvml::Return>(error);
+    return nvml::SUCCESS;
+}
+
+nvml::Return copy_text(const std::string& text, char* buffer, unsigned length) {
+    if (!buffer) return nvml::ERROR_INVALID_ARGUMENT;
+    if (text.size() + 1 > length) return nvml::ERROR_INSUFFICIENT_SIZE;
+    std::memcpy(buffer, text.c_str(), text.size() + 1);
+    return nvml::SUCCESS;
+}
+
+}  // namespace
+
+FAKE_EXPORT nvml::Return nvmlInit_v2() {
+    auto loaded = fake::load_machine("fake NVML");
+    if (!loaded) return nvml::ERROR_UNKNOWN;
+    if (loaded->nvml_init_delay_ms > 0) {
+        // A hung driver: by the time this returns the caller has given up,
+        // so leave the shared state alone.
+        std::this_thread::sleep_for(std::chrono::milliseconds(loaded->nvml_init_delay_ms));
+        return nvml::ERROR_TIMEOUT;
+    }
+    if (loaded->nvml_init_error) return static_cast<nvml::Return>(loaded->nvml_init_error);
+    std::lock_guard lock(state_mutex);
+    state = std::move(loaded);
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlShutdown() {
+    std::lock_guard lock(state_mutex);
+    if (!state) return nvml::ERROR_UNINITIALIZED;
+    state.reset();
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT const char* nvmlErrorString(nvml::Return code) {
+    switch (code) {
+        case nvml::SUCCESS: return "Success";
+        case nvml::ERROR_UNINITIALIZED: return "Uninitialized";
+        case nvml::ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+        case nvml::ERROR_NOT_SUPPORTED: return "Not Supported";
+        case nvml::ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+        case nvml::ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+        case nvml::ERROR_TIMEOUT: return "Timeout";
+        case nvml::ERROR_GPU_IS_LOST: return "GPU is lost";
+        case nvml::ERROR_LIB_RM_VERSION_MISMATCH: return "RM has detected an NVML/RM version mismatch.";
+        default: return "Unknown Error";
+    }
+}
+
+FAKE_EXPORT nvml::Return nvmlSystemGetDriverVersion(char* version, unsigned length) {
+    const auto current = machine();
+    if (!current) return nvml::ERROR_UNINITIALIZED;
+    return copy_text(current->fixture.driver.version, version, length);
+}
+
+#ifndef FAKE_OLD_DRIVER
+FAKE_EXPORT nvml::Return nvmlSystemGetCudaDriverVersion_v2(int* version) {
+    const auto current = machine();
+    if (!current) return nvml::ERROR_UNINITIALIZED;
+    if (!version) return nvml::ERROR_INVALID_ARGUMENT;
+    *version = fake::cuda_version_number(current->fixture.driver.cuda);
+    return nvml::SUCCESS;
+}
+#endif
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetCount_v2(unsigned* count) {
+    const auto current = machine();
+    if (!current) return nvml::ERROR_UNINITIALIZED;
+    if (!count) return nvml::ERROR_INVALID_ARGUMENT;
+    *count = static_cast<unsigned>(current->fixture.gpus.size());
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetHandleByIndex_v2(unsigned index, nvml::Device* device) {
+    const auto current = machine();
+    if (!current) return nvml::ERROR_UNINITIALIZED;
+    if (!device || index >= current->fixture.gpus.size()) return nvml::ERROR_INVALID_ARGUMENT;
+    if (const int error = current->failure("nvmlDeviceGetHandleByIndex_v2", index))
+        return static_cast<nvml::Return>(error);
+    *device = handle_of(index);
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetName(nvml::Device device, char* name, unsigned length) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetName", current, gpu); code != nvml::SUCCESS) return code;
+    return copy_text(current->fixture.gpus[gpu].name, name, length);
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetUUID(nvml::Device device, char* uuid, unsigned length) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetUUID", current, gpu); code != nvml::SUCCESS) return code;
+    return copy_text(current->fixture.gpus[gpu].uuid, uuid, length);
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetMemoryInfo(nvml::Device device, nvml::Memory* memory) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetMemoryInfo", current, gpu); code != nvml::SUCCESS) return code;
+    if (!memory) return nvml::ERROR_INVALID_ARGUMENT;
+    memory->total = current->fixture.gpus[gpu].memory_mib * 1024ULL * 1024ULL;
+    memory->free = memory->total;
+    memory->used = 0;
+    return nvml::SUCCESS;
+}
+
+#ifndef FAKE_OLD_DRIVER
+FAKE_EXPORT nvml::Return nvmlDeviceGetCudaComputeCapability(nvml::Device device, int* major, int* minor) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetCudaComputeCapability", current, gpu); code != nvml::SUCCESS)
+        return code;
+    if (!major || !minor) return nvml::ERROR_INVALID_ARGUMENT;
+    *major = current->fixture.gpus[gpu].compute_capability.major;
+    *minor = current->fixture.gpus[gpu].compute_capability.minor;
+    return nvml::SUCCESS;
+}
+#endif
