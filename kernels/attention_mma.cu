@@ -27,16 +27,17 @@ struct AttentionParams {
     Fault fault;
 };
 
-// One tile shape.  Shared memory holds one Q tile and one K and one V tile.
-template <int kHeadDim_, int kWarps_, int kBlockN_, int kMinBlocks_>
+// One tile shape.  Shared memory holds one Q tile and kStages K and V tiles:
+// with two stages the next tile's copies start a whole iteration early.
+template <int kHeadDim_, int kWarps_, int kBlockN_, int kStages_>
 struct AttentionTiles {
     static constexpr int kHeadDim = kHeadDim_;
     static constexpr int kWarps = kWarps_;
     static constexpr int kThreads = kWarps * 32;
     static constexpr int kBlockM = 16 * kWarps;  // query rows per block
     static constexpr int kBlockN = kBlockN_;     // key rows per tile
-    static constexpr int kMinBlocks = kMinBlocks_;
-    static constexpr int kSharedBytes = (kBlockM + 2 * kBlockN) * kHeadDim * 2;
+    static constexpr int kStages = kStages_;
+    static constexpr int kSharedBytes = (kBlockM + 2 * kStages * kBlockN) * kHeadDim * 2;
 };
 
 // Element offset of 16-byte chunk `chunk` of row `row` in a shared tile.  The
@@ -80,8 +81,9 @@ __device__ __forceinline__ void attention_body(const AttentionParams<T>& p) {
 
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     T* q_tile = reinterpret_cast<T*>(shared_bytes);
-    T* k_tile = q_tile + BM * D;
-    T* v_tile = k_tile + BN * D;
+    T* k_tiles = q_tile + BM * D;                     // kStages of them
+    T* v_tiles = k_tiles + Tiles::kStages * BN * D;   // kStages of them
+    constexpr bool kDoubleBuffered = Tiles::kStages == 2;
 
     const int tid = threadIdx.x;
     const int warp = tid / 32;
@@ -97,11 +99,18 @@ __device__ __forceinline__ void attention_body(const AttentionParams<T>& p) {
     const int key_tiles_total = (p.seq_len + BN - 1) / BN;
     const int key_tiles = kCausal ? min(key_tiles_total, (m0 + BM + BN - 1) / BN) : key_tiles_total;
 
+    // Copy groups, oldest first: [Q, K0], then (double-buffered) [V0], then
+    // per tile j the next [K], [V] (or with one stage [V_j] and [K_j+1]).
     load_tile<BM, D, kThreads>(q_tile, q, m0, p.seq_len, tid);
+    load_tile<BN, D, kThreads>(k_tiles, k, 0, p.seq_len, tid);
     copy_commit();
-    load_tile<BN, D, kThreads>(k_tile, k, 0, p.seq_len, tid);
-    copy_commit();
-    copy_wait<1>();
+    if constexpr (kDoubleBuffered) {
+        load_tile<BN, D, kThreads>(v_tiles, v, 0, p.seq_len, tid);
+        copy_commit();
+        copy_wait<1>();
+    } else {
+        copy_wait<0>();
+    }
     __syncthreads();
 
     std::uint32_t q_fragment[kDimSteps][4];
@@ -121,10 +130,26 @@ __device__ __forceinline__ void attention_body(const AttentionParams<T>& p) {
 
     for (int tile = 0; tile < key_tiles; ++tile) {
         const int n0 = tile * BN;
-        copy_wait<0>();   // K of this tile has landed
-        __syncthreads();  // ... for every thread; and every warp is done with the last V
-        load_tile<BN, D, kThreads>(v_tile, v, n0, p.seq_len, tid);
-        copy_commit();
+        const T* k_tile = k_tiles + (kDoubleBuffered ? (tile & 1) * BN * D : 0);
+        const T* v_tile = v_tiles + (kDoubleBuffered ? (tile & 1) * BN * D : 0);
+        if constexpr (kDoubleBuffered) {
+            copy_wait<1>();   // K of this tile has landed (its V may still be in flight)
+            __syncthreads();  // ... for every thread; and the other buffers are no longer read
+            if (tile + 1 < key_tiles) {
+                const int other = ((tile + 1) & 1) * BN * D;
+                load_tile<BN, D, kThreads>(k_tiles + other, k, n0 + BN, p.seq_len, tid);
+                copy_commit();
+                load_tile<BN, D, kThreads>(v_tiles + other, v, n0 + BN, p.seq_len, tid);
+            } else {
+                copy_commit();  // empty groups keep the counting above uniform
+            }
+            copy_commit();
+        } else {
+            copy_wait<0>();   // K of this tile has landed
+            __syncthreads();  // ... for every thread; and every warp is done with the last V
+            load_tile<BN, D, kThreads>(v_tiles, v, n0, p.seq_len, tid);
+            copy_commit();
+        }
 
         float s[kScoreTiles][4];
 #pragma unroll
@@ -179,11 +204,16 @@ __device__ __forceinline__ void attention_body(const AttentionParams<T>& p) {
             }
         }
 
-        copy_wait<0>();   // V of this tile has landed
-        __syncthreads();  // ... for every thread; and every warp is done with K
-        if (tile + 1 < key_tiles) {
-            load_tile<BN, D, kThreads>(k_tile, k, n0 + BN, p.seq_len, tid);
-            copy_commit();
+        if constexpr (kDoubleBuffered) {
+            copy_wait<2>();   // V of this tile has landed; the next K and V may be in flight
+            __syncthreads();  // ... for every thread
+        } else {
+            copy_wait<0>();   // V of this tile has landed
+            __syncthreads();  // ... for every thread; and every warp is done with K
+            if (tile + 1 < key_tiles) {
+                load_tile<BN, D, kThreads>(k_tiles, k, n0 + BN, p.seq_len, tid);
+                copy_commit();
+            }
         }
 
         // O += P V; the score accumulators of two adjacent 8-key tiles are
@@ -231,7 +261,7 @@ __device__ __forceinline__ void attention_body(const AttentionParams<T>& p) {
 // The bf16 instantiations built for sm_75 trap at their first mma: the host
 // never launches them there.
 template <typename T, typename Tiles, bool kCausal>
-__global__ void __launch_bounds__(Tiles::kThreads, Tiles::kMinBlocks) attention_mma_kernel(AttentionParams<T> p) {
+__global__ void __launch_bounds__(Tiles::kThreads) attention_mma_kernel(AttentionParams<T> p) {
     attention_body<T, Tiles, kCausal>(p);
 }
 
@@ -253,26 +283,32 @@ cudaError_t launch_tiles(const void* q, const void* k, const void* v, void* o, c
 
 template <typename T, int kHeadDim>
 cudaError_t launch_dim(const void* q, const void* k, const void* v, void* o, const AttentionProblem& problem,
-                       int compute_major, cudaStream_t stream, FaultKind fault) {
-    // Turing: 64 KB of shared memory per block and fp16 only: 4 warps.
-    // Ampere and newer: 8 warps share each K/V tile, halving its traffic.
-    using Turing = AttentionTiles<kHeadDim, 4, 64, 1>;
-    using Wide = AttentionTiles<kHeadDim, 8, 64, 1>;
-    if (compute_major < 8) {
-        if constexpr (std::is_same_v<T, __half>)
-            return problem.causal ? launch_tiles<T, Turing, true>(q, k, v, o, problem, stream, fault)
-                                  : launch_tiles<T, Turing, false>(q, k, v, o, problem, stream, fault);
-        return cudaErrorNotSupported;
+                       cudaStream_t stream, FaultKind fault, AttentionTiling tiling) {
+    // 4 warps, one K/V stage: 48 KB of shared memory at head dim 128, so it
+    // fits every target (Turing has 64 KB per block), and on an H100 it was
+    // the fastest of the four shapes (tests/gpu/kernel_tiles_bench: 308
+    // TFLOP/s bf16 at b4 h16 s4096 d128, against 284 with 8 warps).
+    if (tiling == AttentionTiling::automatic) tiling = AttentionTiling::warps4;
+    auto launch = [&](auto tiles) {
+        using Tiles = decltype(tiles);
+        return problem.causal ? launch_tiles<T, Tiles, true>(q, k, v, o, problem, stream, fault)
+                              : launch_tiles<T, Tiles, false>(q, k, v, o, problem, stream, fault);
+    };
+    switch (tiling) {
+        case AttentionTiling::warps4: return launch(AttentionTiles<kHeadDim, 4, 64, 1>{});
+        case AttentionTiling::warps4_double_buffered: return launch(AttentionTiles<kHeadDim, 4, 64, 2>{});
+        case AttentionTiling::warps8: return launch(AttentionTiles<kHeadDim, 8, 64, 1>{});
+        case AttentionTiling::warps8_double_buffered: return launch(AttentionTiles<kHeadDim, 8, 64, 2>{});
+        case AttentionTiling::automatic: break;
     }
-    return problem.causal ? launch_tiles<T, Wide, true>(q, k, v, o, problem, stream, fault)
-                          : launch_tiles<T, Wide, false>(q, k, v, o, problem, stream, fault);
+    return cudaErrorInvalidValue;
 }
 
 template <typename T>
 cudaError_t launch_type(const void* q, const void* k, const void* v, void* o, const AttentionProblem& problem,
-                        int compute_major, cudaStream_t stream, FaultKind fault) {
-    if (problem.head_dim == 64) return launch_dim<T, 64>(q, k, v, o, problem, compute_major, stream, fault);
-    if (problem.head_dim == 128) return launch_dim<T, 128>(q, k, v, o, problem, compute_major, stream, fault);
+                        cudaStream_t stream, FaultKind fault, AttentionTiling tiling) {
+    if (problem.head_dim == 64) return launch_dim<T, 64>(q, k, v, o, problem, stream, fault, tiling);
+    if (problem.head_dim == 128) return launch_dim<T, 128>(q, k, v, o, problem, stream, fault, tiling);
     return cudaErrorInvalidValue;
 }
 
@@ -280,12 +316,12 @@ cudaError_t launch_type(const void* q, const void* k, const void* v, void* o, co
 
 cudaError_t launch_attention_mma(ElementType type, const void* q, const void* k, const void* v, void* o,
                                  const AttentionProblem& problem, int compute_major, cudaStream_t stream,
-                                 FaultKind fault) {
+                                 FaultKind fault, AttentionTiling tiling) {
     if (problem.seq_len < 1 || problem.batch < 1 || problem.heads < 1) return cudaErrorInvalidValue;
     if (type == ElementType::fp16)
-        return launch_type<__half>(q, k, v, o, problem, compute_major, stream, fault);
-    if (compute_major < 8) return cudaErrorNotSupported;
-    return launch_type<__nv_bfloat16>(q, k, v, o, problem, compute_major, stream, fault);
+        return launch_type<__half>(q, k, v, o, problem, stream, fault, tiling);
+    if (compute_major < 8) return cudaErrorNotSupported;  // no bf16 tensor cores
+    return launch_type<__nv_bfloat16>(q, k, v, o, problem, stream, fault, tiling);
 }
 
 }  // namespace provision::kernels::detail

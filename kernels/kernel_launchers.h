@@ -15,13 +15,21 @@ namespace provision::kernels::detail {
 // Matches the device-side Fault enum in mma_primitives.cuh.
 enum class FaultKind : int { none = 0, wrong_result = 1, hang = 2 };
 
+// Tile shapes of the mma.sync attention kernel: 4 or 8 warps of 16 query
+// rows each, 64-key tiles, single- or double-buffered K/V.  `automatic`
+// picks by compute capability; the others exist for tile benchmarks.
+enum class AttentionTiling { automatic, warps4, warps4_double_buffered, warps8, warps8_double_buffered };
+
+// Tile shapes of the TF32 GEMM, likewise.
+enum class GemmTiling { automatic, block128x128_warps8, block128x128_warps4, block128x256_warps8 };
+
 // The fused attention forward through mma.sync (online softmax in registers,
 // scores never leave the chip).  q, k, v, o: [batch, heads, seq_len,
-// head_dim] of `type`; head_dim 64 or 128; any seq_len >= 1.  The tile shape
-// is picked from the device's compute capability major version.
+// head_dim] of `type`; head_dim 64 or 128; any seq_len >= 1.  bf16 needs
+// compute_major >= 8.
 cudaError_t launch_attention_mma(ElementType type, const void* q, const void* k, const void* v, void* o,
                                  const AttentionProblem& problem, int compute_major, cudaStream_t stream,
-                                 FaultKind fault);
+                                 FaultKind fault, AttentionTiling tiling = AttentionTiling::automatic);
 
 // The simple reference: one warp per query row, two passes over the keys,
 // fp32 arithmetic.  With input_precision, every intermediate the plain
@@ -35,7 +43,7 @@ cudaError_t launch_attention_reference(ElementType type, bool input_precision, c
 // c[m, n] = sum_k a[m, k] * b[n, k] on TF32 tensor cores (sm_80+), fp32
 // accumulation.  Row-major operands, k a multiple of 4.
 cudaError_t launch_gemm_tf32(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream,
-                             FaultKind fault);
+                             FaultKind fault, GemmTiling tiling = GemmTiling::automatic);
 
 // Fills a buffer with standard-normal values from a counter-based hash:
 // the same seed gives the same data on every GPU.
