@@ -54,6 +54,9 @@ void take_cuda_devices(const NvmlReport& nvml, const CudaReport& cuda, Inventory
             const std::string& uuid = nvml.gpus[i].gpu.uuid;
             if (!uuid.empty() && (uuid == gpu.uuid || uuid == device.parent_uuid)) {
                 gpu.nvml_index = nvml.gpus[i].gpu.nvml_index;
+                // NVML's total is the figure nvidia-smi shows (libcuda's leaves out
+                // what the driver reserves); a MIG instance keeps its own.
+                if (uuid == gpu.uuid && nvml.gpus[i].gpu.memory_mib > 0) gpu.memory_mib = nvml.gpus[i].gpu.memory_mib;
                 matched[i] = true;
                 break;
             }
@@ -62,6 +65,19 @@ void take_cuda_devices(const NvmlReport& nvml, const CudaReport& cuda, Inventory
     }
     for (std::size_t i = 0; i < nvml.gpus.size(); ++i)
         if (nvml.gpus[i].readable && !matched[i]) ++inventory.hidden_gpus;
+}
+
+// libcuda applies CUDA_VISIBLE_DEVICES silently; say which entries it
+// ignored.  Whether an entry is valid does not depend on CUDA's order, so
+// NVML's list serves, except for MIG instances, which NVML does not list.
+void explain_visible_devices(const NvmlReport& nvml, const std::optional<std::string>& cuda_visible_devices,
+                             Inventory& inventory) {
+    if (!nvml.initialised || !cuda_visible_devices || cuda_visible_devices->find("MIG-") != std::string::npos)
+        return;
+    std::vector<std::string> uuids;
+    for (const NvmlGpu& entry : nvml.gpus) uuids.push_back(entry.gpu.uuid);
+    for (auto& note : select_visible_devices(uuids, cuda_visible_devices).notes)
+        inventory.notes.push_back(std::move(note));
 }
 
 // Without libcuda, NVML's list stands in for CUDA's (NVML's order is PCI bus
@@ -99,6 +115,7 @@ Inventory combine(const NvmlReport& nvml, const CudaReport& cuda, const DetectOp
 
     if (cuda.initialised) {
         take_cuda_devices(nvml, cuda, inventory);
+        explain_visible_devices(nvml, options.cuda_visible_devices, inventory);
         if (inventory.gpus.empty() && inventory.hidden_gpus > 0 && !options.cuda_visible_devices) {
             inventory.notes.push_back(fmt::format(
                 "NVML sees {} GPUs but CUDA sees none: CUDA programs in this container cannot use them",

@@ -60,7 +60,8 @@ Resolved resolve(std::string_view entry, const std::vector<std::string>& host_uu
     if (entry.empty()) return {std::nullopt, "is empty"};
     if (all_digits(entry)) {
         if (entry.size() > 6 || std::stoul(std::string(entry)) >= host_uuids.size())
-            return {std::nullopt, fmt::format("is out of range (this machine has {} GPUs)", host_uuids.size())};
+            return {std::nullopt, fmt::format("is out of range (this machine has {} GPU{})", host_uuids.size(),
+                                              host_uuids.size() == 1 ? "" : "s")};
         return {std::stoul(std::string(entry)), ""};
     }
     if (starts_with_ignoring_case(entry, "MIG-")) {

@@ -3,6 +3,7 @@
 // applies CUDA_VISIBLE_DEVICES at cuInit.  Built twice: as today's driver,
 // and with FAKE_OLD_DRIVER as one that predates cuDeviceGetUuid_v2.
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -23,6 +24,8 @@ struct Enumeration {
     std::shared_ptr<const fake::Machine> machine;
     std::vector<std::size_t> devices;  // CUDA ordinal -> fixture position
 };
+
+constexpr std::uint64_t reserved_mib = 480;
 
 std::mutex state_mutex;
 std::shared_ptr<const Enumeration> state;  // set by a successful cuInit
@@ -177,6 +180,9 @@ FAKE_EXPORT cuda::Result cuDeviceTotalMem_v2(std::size_t* bytes, cuda::Device de
     std::size_t gpu = 0;
     if (const auto code = lookup(device, "cuDeviceTotalMem_v2", current, gpu); code != cuda::SUCCESS) return code;
     if (!bytes) return cuda::ERROR_INVALID_VALUE;
-    *bytes = current->machine->fixture.gpus[gpu].memory_mib * 1024ULL * 1024ULL;
+    // Like the real driver, less than NVML's total: what the driver reserves
+    // is left out (480 MiB on an H100 with driver 580).
+    const std::uint64_t mib = current->machine->fixture.gpus[gpu].memory_mib;
+    *bytes = (mib > reserved_mib ? mib - reserved_mib : 0) * 1024ULL * 1024ULL;
     return cuda::SUCCESS;
 }

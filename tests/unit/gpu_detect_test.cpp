@@ -128,6 +128,15 @@ TEST_CASE("detect_gpus follows libcuda's CUDA_VISIBLE_DEVICES and matches NVML b
         CHECK(inventory.gpus[1].nvml_index == 0);
         CHECK(inventory.hidden_gpus == 6);
         CHECK_FALSE(inventory.driver_problem);
+        CHECK(inventory.notes.empty());
+    }
+    SECTION("ignored entries are explained") {
+        const FakeMachine fake(fixture("8x-h100.toml"), "6,42,0");
+        const Inventory inventory = fake.detect();
+        REQUIRE(inventory.gpus.size() == 1);
+        CHECK(inventory.gpus[0].nvml_index == 6);
+        CHECK(has_note(inventory, "CUDA_VISIBLE_DEVICES entry 2 ('42') is out of range (this machine has 8 GPUs)"));
+        CHECK_FALSE(inventory.driver_problem);
     }
     SECTION("empty: no GPU, all hidden, and that is not a problem") {
         const FakeMachine fake(fixture("mixed-h100-a100.toml"), "");
@@ -202,7 +211,8 @@ TEST_CASE("detect_gpus survives one call failing for one GPU of two", "[gpu][det
     // libcuda still reads both; NVML's note says what failed.
     REQUIRE(inventory.gpus.size() == 2);
     CHECK(inventory.gpus[0].nvml_index == 0);
-    CHECK(inventory.gpus[1].memory_mib == 81920);
+    CHECK(inventory.gpus[0].memory_mib == 81559);  // NVML's figure
+    CHECK(inventory.gpus[1].memory_mib == 81440);  // libcuda's, as NVML's failed
     CHECK(inventory.driver_problem);
     CHECK(has_note(inventory, "NVML's GPU 1 could not be read (nvmlDeviceGetMemoryInfo: Unknown Error (NVML error 999))"));
 }
@@ -242,6 +252,7 @@ TEST_CASE("detect_gpus gives up on a hung driver after its time limit", "[gpu][d
         CHECK(has_note(inventory, "NVML did not answer within 0.2 s"));
         REQUIRE(inventory.gpus.size() == 1);
         CHECK(inventory.gpus[0].nvml_index == -1);
+        CHECK(inventory.gpus[0].memory_mib == 81079);  // libcuda's figure
         CHECK(inventory.driver.cuda == "13.0");
         CHECK(inventory.driver.version.empty());
     }
