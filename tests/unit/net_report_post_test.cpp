@@ -208,7 +208,7 @@ TEST_CASE("post_report drops a malformed header with a warning that does not rep
     REQUIRE(result.warnings.size() == 2);
     require_no_secret(result.warnings);
     REQUIRE(server.requests().size() == 1);
-    const Request& request = server.requests()[0];
+    const Request request = server.requests()[0];
     CHECK(request.header("x-fleet") == "eu-west");
     CHECK(request.header("injected").empty());
     CHECK(request.header("authorization").empty());
