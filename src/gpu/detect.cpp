@@ -118,8 +118,8 @@ Inventory combine(const NvmlReport& nvml, const CudaReport& cuda, const DetectOp
         explain_visible_devices(nvml, options.cuda_visible_devices, inventory);
         if (inventory.gpus.empty() && inventory.hidden_gpus > 0 && !options.cuda_visible_devices) {
             inventory.notes.push_back(fmt::format(
-                "NVML sees {} GPUs but CUDA sees none: CUDA programs in this container cannot use them",
-                inventory.hidden_gpus));
+                "NVML sees {} GPU{} but CUDA sees none: CUDA programs in this container cannot use them",
+                inventory.hidden_gpus, inventory.hidden_gpus == 1 ? "" : "s"));
             inventory.driver_problem = true;
         }
     } else if (nvml.initialised) {
