@@ -4,8 +4,10 @@
 // times this whole process as the floor provision's own start is held to.
 // No CUDA headers: the few entry points are declared here, as provision's
 // detection does, so the floor pays exactly the cost of the driver itself.
+// Prints each phase's time, so a slow floor can be explained.
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -43,9 +45,19 @@ void require(int status, const char* call) {
     }
 }
 
+// Milliseconds since the previous call.
+double lap() {
+    static auto last = std::chrono::steady_clock::now();
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - last).count();
+    last = now;
+    return ms;
+}
+
 }  // namespace
 
 int main() {
+    lap();
     void* cuda = open_library("libcuda.so.1");
     auto cu_init = symbol<CUresult (*)(unsigned)>(cuda, "cuInit");
     auto cu_device_get_count = symbol<CUresult (*)(int*)>(cuda, "cuDeviceGetCount");
@@ -64,6 +76,8 @@ int main() {
         symbol<nvmlReturn_t (*)(nvmlDevice_t, int*, int*)>(nvml, "nvmlDeviceGetCudaComputeCapability");
     auto nvml_shutdown = symbol<nvmlReturn_t (*)()>(nvml, "nvmlShutdown");
 
+    std::printf("dlopen libcuda + libnvidia-ml: %.1f ms\n", lap());
+
     require(nvml_init(), "nvmlInit_v2");
     unsigned nvml_gpus = 0;
     require(nvml_count(&nvml_gpus), "nvmlDeviceGetCount_v2");
@@ -77,8 +91,10 @@ int main() {
         std::printf("%u %s %d.%d\n", i, name, major, minor);
     }
     require(nvml_shutdown(), "nvmlShutdown");
+    std::printf("NVML init, names, capabilities, shutdown: %.1f ms\n", lap());
 
     require(cu_init(0), "cuInit");
+    std::printf("cuInit: %.1f ms\n", lap());
     int cuda_gpus = 0;
     require(cu_device_get_count(&cuda_gpus), "cuDeviceGetCount");
     for (int i = 0; i < cuda_gpus; ++i) {
@@ -91,6 +107,7 @@ int main() {
         require(cu_synchronize(), "cuCtxSynchronize");
         require(cu_set_current(nullptr), "cuCtxSetCurrent");
         require(cu_release(device), "cuDevicePrimaryCtxRelease_v2");
+        std::printf("GPU %d primary context retain, synchronize, release: %.1f ms\n", i, lap());
     }
     return 0;
 }
