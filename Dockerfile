@@ -15,8 +15,8 @@
 #                       CUDA builds too: validation then reports itself
 #                       unavailable.
 #   RUNTIME_IMAGE       runtime stage: the same distribution release as
-#                       BASE_IMAGE, since the binary links its libfmt and
-#                       libcurl.
+#                       BASE_IMAGE, since the binary links that release's
+#                       shared libraries (libfmt, libstdc++, ...).
 #   CUDA_ARCHITECTURES  optional override of the kernels' architecture list
 #                       (PROVISION_CUDA_ARCHITECTURES), e.g. "90a-real;120".
 ARG BASE_IMAGE=nvidia/cuda:12.8.1-devel-ubuntu24.04
