@@ -5,19 +5,15 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <random>
 
+#include "check_catalog.h"
 #include "checks.h"
 #include "cuda_support.h"
 
 namespace provision::kernels {
 
 bool kernels_available() { return true; }
-
-std::vector<std::string> check_names() {
-    return {"attention.fp16", "attention.bf16", "attention.bf16.wgmma", "gemm.tf32"};
-}
 
 DeviceProbe probe_devices() {
     DeviceProbe probe;
@@ -91,13 +87,8 @@ CheckResult dispatch(const std::string& name, const CheckContext& context) {
 }  // namespace
 
 CheckResult run_check(int cuda_device, const std::string& name, const CheckOptions& options) {
+    if (auto unknown = detail::reject_unknown_check(name)) return *unknown;
     CheckResult result;
-    const auto names = check_names();
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
-        result.name = name;
-        result.detail = fmt::format("unknown check '{}' (known: {})", name, fmt::join(names, ", "));
-        return result;
-    }
     try {
         CheckContext context;
         context.device = cuda_device;
