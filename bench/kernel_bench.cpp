@@ -167,7 +167,15 @@ double gemm_sample_error(const Stream& stream, const DeviceBuffer& a, const Devi
     return relative_error(results, expected);
 }
 
-void bench_gemm(const Stream& stream, const Device& device, const Settings& settings, int size) {
+// The path `automatic` picks is the "gemm" row gpu-bench compares with
+// cuBLAS; on Hopper the mma.sync fallback is timed too, as "gemm-fallback".
+struct GemmPath {
+    const char* bench;
+    std::string name;
+    GemmTiling tiling;
+};
+
+void bench_gemm(const Stream& stream, const Device& device, const Settings& settings, int size, const GemmPath& path) {
     const std::size_t elements = std::size_t(size) * size;
     const std::size_t bytes = elements * sizeof(float);
     const int sets = input_sets(device, 3 * bytes);
@@ -183,7 +191,7 @@ void bench_gemm(const Stream& stream, const Device& device, const Settings& sett
     }
     auto launch = [&](int s) {
         return launch_gemm_tf32(inputs[s].a->as<float>(), inputs[s].b->as<float>(), inputs[s].c->as<float>(), size,
-                                size, size, stream.get(), FaultKind::none);
+                                size, size, stream.get(), FaultKind::none, path.tiling);
     };
     inputs[0].c->poison(stream.get());
     check_cuda(launch(0), "gemm launch");
@@ -193,14 +201,14 @@ void bench_gemm(const Stream& stream, const Device& device, const Settings& sett
 
     const Timing timing = time_launches(stream, settings, sets, launch);
     const double tflops = 2.0 * size * double(size) * size / (timing.median_ms * 1e-3) / 1e12;
-    fmt::print("{{\"bench\": \"gemm\", \"path\": \"tf32\", \"m\": {0}, \"n\": {0}, \"k\": {0}, \"median_ms\": {1}, "
-               "\"min_ms\": {2}, \"max_ms\": {3}, \"tflops\": {4}, \"max_rel_error\": {5}, \"unwritten\": {6}, "
-               "\"input_sets\": {7}, \"runs\": {8}}}\n",
+    fmt::print("{{\"bench\": \"{9}\", \"path\": \"tf32.{10}\", \"m\": {0}, \"n\": {0}, \"k\": {0}, "
+               "\"median_ms\": {1}, \"min_ms\": {2}, \"max_ms\": {3}, \"tflops\": {4}, \"max_rel_error\": {5}, "
+               "\"unwritten\": {6}, \"input_sets\": {7}, \"runs\": {8}}}\n",
                size, json_number(timing.median_ms), json_number(timing.min_ms), json_number(timing.max_ms),
-               json_number(tflops), json_number(error), unwritten, sets, settings.runs);
+               json_number(tflops), json_number(error), unwritten, sets, settings.runs, path.bench, path.name);
     std::fflush(stdout);
-    fmt::print(stderr, "gemm tf32 {}^3 {:8.3f} ms {:7.1f} TFLOP/s  error {:.2e}\n", size, timing.median_ms, tflops,
-               error);
+    fmt::print(stderr, "gemm tf32 {:8} {}^3 {:8.3f} ms {:7.1f} TFLOP/s  error {:.2e}\n", path.name, size,
+               timing.median_ms, tflops, error);
 }
 
 }  // namespace
@@ -241,8 +249,13 @@ int main(int argc, char** argv) {
                         bench_attention(stream, device, settings, AttentionPath::wgmma, ElementType::bf16, seq_len,
                                         head_dim, causal);
                 }
-        if (device.major >= 8)
-            for (int size : settings.gemm_sizes) bench_gemm(stream, device, settings, size);
+        if (device.major >= 8) {
+            const std::string automatic = gemm_tf32_path(device.major, device.minor);
+            std::vector<GemmPath> paths = {{"gemm", automatic, GemmTiling::automatic}};
+            if (automatic == "wgmma") paths.push_back({"gemm-fallback", "mma.sync", GemmTiling::block128x256_warps8});
+            for (int size : settings.gemm_sizes)
+                for (const GemmPath& path : paths) bench_gemm(stream, device, settings, size, path);
+        }
     } catch (const CudaFailure& failure) {
         fmt::print(stderr, "kernel_bench: {}\n", describe_cuda_failure(failure, device.index));
         return 1;

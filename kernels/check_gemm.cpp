@@ -169,10 +169,13 @@ CheckResult run_gemm_tf32_check(const CheckContext& context) {
     result.tolerance = shown.tolerance;
     if (failed != verdicts.end()) {
         result.status = CheckStatus::failed;
-        result.detail = fmt::format("{}: {} (seed {})", shown.shape, shown.problem, context.seed);
+        result.detail = fmt::format("{} kernel, {}: {} (seed {})", gemm_tf32_path(context.major, context.minor),
+                                    shown.shape, shown.problem, context.seed);
     } else {
         result.status = CheckStatus::passed;
-        result.detail = fmt::format("{} shapes; closest to the bound: {}{}", verdicts.size(), shown.shape, benchmark_note);
+        result.detail = fmt::format("{} kernel, {} shapes; closest to the bound: {}{}",
+                                    gemm_tf32_path(context.major, context.minor), verdicts.size(), shown.shape,
+                                    benchmark_note);
     }
     return result;
 }

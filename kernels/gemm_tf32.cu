@@ -2,8 +2,12 @@
 // tiles of 128x256 (or 128x128 where shared memory is smaller), 32-deep k
 // steps, a three-stage cp.async pipeline, warp tiles of 64x64.  Inputs are
 // rounded to TF32 in registers (cvt.rna), as cuBLAS does; accumulation is
-// fp32.
+// fp32.  On Hopper, launch_gemm_tf32 hands over to the wgmma kernel in
+// gemm_tf32_wgmma.cu.
 #include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string_view>
 
 #include "kernel_launchers.h"
 #include "mma_primitives.cuh"
@@ -157,17 +161,52 @@ cudaError_t launch_tiles(const float* a, const float* b, float* c, int m, int n,
     return cudaGetLastError();
 }
 
+// The wgmma kernel exists in builds that carry sm_90a code.
+#if PROVISION_HAVE_WGMMA
+constexpr bool kWgmmaBuilt = true;
+cudaError_t launch_wgmma(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream,
+                         FaultKind fault) {
+    return launch_gemm_tf32_wgmma(a, b, c, m, n, k, stream, fault);
+}
+#else
+constexpr bool kWgmmaBuilt = false;
+cudaError_t launch_wgmma(const float*, const float*, float*, int, int, int, cudaStream_t, FaultKind) {
+    return cudaErrorNotSupported;
+}
+#endif
+
+bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
+
 }  // namespace
+
+const char* gemm_tf32_path(int major, int minor) {
+    return kWgmmaBuilt && major == 9 && minor == 0 ? "wgmma" : "mma.sync";
+}
 
 cudaError_t launch_gemm_tf32(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream,
                              FaultKind fault, GemmTiling tiling) {
     if (m < 1 || n < 1 || k < 4 || k % 4 != 0) return cudaErrorInvalidValue;
+    if (tiling == GemmTiling::wgmma)
+        return launch_wgmma(a, b, c, m, n, k, stream, fault);
     if (tiling == GemmTiling::automatic) {
+        int device = 0, major = 0, minor = 0;
+        if (cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
+        if (cudaError_t status = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+            status != cudaSuccess)
+            return status;
+        if (cudaError_t status = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+            status != cudaSuccess)
+            return status;
+        // Hopper: the warpgroup kernel, about 2x the mma.sync one at 8192^3
+        // (kernels/wgmma_dev/NOTES-gemm-tf32.md); its copy engine needs
+        // 16-byte aligned operands.
+        if (std::string_view(gemm_tf32_path(major, minor)) == "wgmma" && aligned16(a) && aligned16(b))
+            return launch_wgmma(a, b, c, m, n, k, stream, fault);
+
         // The widest tile where it fits (144 KB of shared memory: sm_80,
         // sm_90, sm_100): 172 TFLOP/s at 8192^3 on an H100, against 151 for
         // 128x128 with 4 warps, which fits in the 99 KB of sm_86/89/120.
-        int device = 0, shared_limit = 0;
-        if (cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
+        int shared_limit = 0;
         if (cudaError_t status =
                 cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
             status != cudaSuccess)
@@ -176,7 +215,8 @@ cudaError_t launch_gemm_tf32(const float* a, const float* b, float* c, int m, in
                                                                          : GemmTiling::block128x128_warps4;
     }
     switch (tiling) {
-        case GemmTiling::automatic: break;
+        case GemmTiling::automatic:
+        case GemmTiling::wgmma: break;
         case GemmTiling::block128x128_warps8:
             return launch_tiles<GemmTiles<128, 128, 2, 4>>(a, b, c, m, n, k, stream, fault);
         case GemmTiling::block128x128_warps4:

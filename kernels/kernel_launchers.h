@@ -20,8 +20,9 @@ enum class FaultKind : int { none = 0, wrong_result = 1, hang = 2 };
 // picks by compute capability; the others exist for tile benchmarks.
 enum class AttentionTiling { automatic, warps4, warps4_double_buffered, warps8, warps8_double_buffered };
 
-// Tile shapes of the TF32 GEMM, likewise.
-enum class GemmTiling { automatic, block128x128_warps8, block128x128_warps4, block128x256_warps8 };
+// Tile shapes of the TF32 GEMM, likewise; `automatic` takes the wgmma
+// kernel on sm_90 where the build has it, `wgmma` insists on it.
+enum class GemmTiling { automatic, block128x128_warps8, block128x128_warps4, block128x256_warps8, wgmma };
 
 // The fused attention forward through mma.sync (online softmax in registers,
 // scores never leave the chip).  q, k, v, o: [batch, heads, seq_len,
@@ -41,9 +42,27 @@ cudaError_t launch_attention_reference(ElementType type, bool input_precision, c
                                        cudaStream_t stream);
 
 // c[m, n] = sum_k a[m, k] * b[n, k] on TF32 tensor cores (sm_80+), fp32
-// accumulation.  Row-major operands, k a multiple of 4.
+// accumulation, operands rounded to TF32 (ties away from zero).  Row-major
+// operands, k a multiple of 4.
 cudaError_t launch_gemm_tf32(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream,
                              FaultKind fault, GemmTiling tiling = GemmTiling::automatic);
+
+// "wgmma" or "mma.sync": the kernel `automatic` picks on this device.
+const char* gemm_tf32_path(int major, int minor);
+
+// Who rounds the wgmma GEMM's operands to TF32 (the tensor cores would
+// truncate them, which misses the check's bound): nobody (a tuning aid),
+// three producer warps or the two consumer warpgroups in shared memory, or
+// an elementwise pass into scratch copies before the GEMM (the fastest:
+// kernels/wgmma_dev/NOTES-gemm-tf32.md).
+enum class GemmRounding { none, producer, consumer, prepass };
+
+// The same product through Hopper's warpgroup instructions (wgmma, TMA):
+// built for sm_90a only, cudaErrorNotSupported on other devices.  A and B
+// 16-byte aligned.  batch: 16-byte loads in flight per rounding thread.
+cudaError_t launch_gemm_tf32_wgmma(const float* a, const float* b, float* c, int m, int n, int k,
+                                   cudaStream_t stream, FaultKind fault,
+                                   GemmRounding rounding = GemmRounding::prepass, int batch = 4);
 
 // Fills a buffer with standard-normal values from a counter-based hash:
 // the same seed gives the same data on every GPU.
