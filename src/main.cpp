@@ -39,7 +39,7 @@ std::string version_text() {
 
 constexpr const char* kExitCodes =
     "Exit status: 0 ok (with COMMAND: the workload's own), 2 usage, 3 bad recipe or fixture,\n"
-    "4 no mechanism can serve / override refused, 5 validation failed on the GPU,\n"
+    "4 no mechanism can serve / override refused, 5 validation failed or a GPU deemed unhealthy,\n"
     "6 env file could not be written, 126/127 COMMAND cannot be executed / not found.\n"
     "Environment: PROVISION_ATTENTION=<mechanism|auto> forces a choice (refused unless it can\n"
     "be served, or PROVISION_FORCE=1); CUDA_VISIBLE_DEVICES is honoured.";

@@ -12,6 +12,7 @@
 #include "env/env_file.h"
 #include "gpu/detect.h"
 #include "handoff/handoff.h"
+#include "health/findings.h"
 #include "packages/python_packages.h"
 #include "recipe/recipe_loader.h"
 #include "select/classify.h"
@@ -157,6 +158,7 @@ Plan plan_run(const Options& options) {
     report.workload = workload.name;
     report.inventory = detect(options);
     classify_gpus(report.inventory, recipes);
+    report.findings = evaluate_health(report.inventory, recipes.policy);
 
     const auto site_packages =
         options.site_packages.empty() ? expand_site_package_globs(recipes.site_packages) : options.site_packages;
@@ -190,12 +192,14 @@ Plan plan_run(const Options& options) {
         report.verdict = "failed";
         plan.exit_code = ExitCode::validation_failed;
     }
+    apply_findings(report.findings, report.verdict, plan.exit_code);
     return plan;
 }
 
 int carry_out(Plan plan, const Options& options) {
     Report& report = plan.report;
-    const bool write_env = !report.decision.mechanism.empty() && (!options.check || options.env_file_given);
+    const bool write_env = !report.decision.mechanism.empty() && report.verdict != "failed" &&
+                           (!options.check || options.env_file_given);
     if (write_env) {
         try {
             const std::filesystem::path folder = std::filesystem::path(options.env_file).parent_path();

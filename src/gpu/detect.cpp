@@ -54,6 +54,7 @@ void take_cuda_devices(const NvmlReport& nvml, const CudaReport& cuda, Inventory
             const std::string& uuid = nvml.gpus[i].gpu.uuid;
             if (!uuid.empty() && (uuid == gpu.uuid || uuid == device.parent_uuid)) {
                 gpu.nvml_index = nvml.gpus[i].gpu.nvml_index;
+                gpu.health = nvml.gpus[i].gpu.health;  // a MIG instance shares its GPU's
                 // NVML's total is the figure nvidia-smi shows (libcuda's leaves out
                 // what the driver reserves); a MIG instance keeps its own.
                 if (uuid == gpu.uuid && nvml.gpus[i].gpu.memory_mib > 0) gpu.memory_mib = nvml.gpus[i].gpu.memory_mib;
@@ -98,6 +99,7 @@ void take_nvml_gpus(const NvmlReport& nvml, const std::optional<std::string>& cu
 
 Inventory combine(const NvmlReport& nvml, const CudaReport& cuda, const DetectOptions& options) {
     Inventory inventory;
+    inventory.driver_faults = nvml_driver_faults(nvml);
     if (!nvml.library_found && !cuda.library_found) {
         inventory.notes.push_back(fmt::format(
             "no NVIDIA driver library found ({}, {}): treated as a machine without NVIDIA GPUs",

@@ -37,9 +37,47 @@ Driver read_driver(const toml::table& table, const std::string& file) {
     return driver;
 }
 
+std::optional<bool> optional_bool(TableReader& reader, const std::string& key) {
+    const toml::node* node = reader.node(key);
+    if (!node) return std::nullopt;
+    if (!node->is_boolean())
+        throw_at(*node, reader.file(), fmt::format("'{}' in {} must be true or false", key, reader.where()));
+    return node->as_boolean()->get();
+}
+
+std::optional<std::uint64_t> optional_count(TableReader& reader, const std::string& key) {
+    const toml::node* node = reader.node(key);
+    if (!node) return std::nullopt;
+    if (!node->is_integer() || node->as_integer()->get() < 0)
+        throw_at(*node, reader.file(), fmt::format("'{}' in {} must be an integer of 0 or more", key, reader.where()));
+    return static_cast<std::uint64_t>(node->as_integer()->get());
+}
+
+// [gpus.health]: what NVML would report; a key left out is a signal the
+// driver cannot read.
+GpuHealth read_health(const toml::node& node, const std::string& file, const std::string& gpu) {
+    const std::string where = fmt::format("the health table of {}", gpu);
+    if (!node.is_table()) throw_at(node, file, fmt::format("'health' in {} must be a table ([gpus.health])", gpu));
+    TableReader reader(*node.as_table(), file, where);
+    GpuHealth health;
+    health.uncorrected_ecc_errors = optional_count(reader, "uncorrected_ecc_errors");
+    health.retired_pages_pending = optional_bool(reader, "retired_pages_pending");
+    health.row_remap_pending = optional_bool(reader, "row_remap_pending");
+    health.row_remap_failure = optional_bool(reader, "row_remap_failure");
+    health.thermal_slowdown = optional_bool(reader, "thermal_slowdown");
+    health.power_brake_slowdown = optional_bool(reader, "power_brake_slowdown");
+    health.hw_slowdown = optional_bool(reader, "hw_slowdown");
+    health.memory_used_mib = optional_count(reader, "memory_used_mib");
+    if (const auto processes = optional_count(reader, "other_processes"))
+        health.other_processes = static_cast<unsigned>(*processes);
+    health.mig_mode = optional_bool(reader, "mig_mode");
+    reader.reject_unknown_keys(gpu_health_keys());
+    return health;
+}
+
 Gpu read_gpu(const toml::table& table, const std::string& file, std::size_t position) {
     TableReader reader(table, file, fmt::format("[[gpus]] entry {}", position + 1));
-    reader.reject_unknown_keys({"name", "compute_capability", "memory_mib", "uuid"});
+    reader.reject_unknown_keys({"name", "compute_capability", "memory_mib", "uuid", "health"});
     Gpu gpu;
     gpu.index = static_cast<int>(position);
     gpu.nvml_index = static_cast<int>(position);
@@ -65,8 +103,21 @@ Gpu read_gpu(const toml::table& table, const std::string& file, std::size_t posi
     } else {
         gpu.uuid = synthetic_gpu_uuid(position);
     }
+    if (const toml::node* health = reader.node("health")) gpu.health = read_health(*health, file, reader.where());
     return gpu;
 }
+
+}  // namespace
+
+const std::vector<std::string>& gpu_health_keys() {
+    static const std::vector<std::string> keys = {
+        "uncorrected_ecc_errors", "retired_pages_pending", "row_remap_pending", "row_remap_failure",
+        "thermal_slowdown",       "power_brake_slowdown",  "hw_slowdown",       "memory_used_mib",
+        "other_processes",        "mig_mode"};
+    return keys;
+}
+
+namespace {
 
 std::uint64_t mix(std::uint64_t value) {  // splitmix64's finaliser
     value += 0x9e3779b97f4a7c15ULL;

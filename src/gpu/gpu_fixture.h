@@ -4,6 +4,15 @@
 //   [driver]                 version = "580.159.04", cuda = "13.0"
 //   [[gpus]]                 name, compute_capability = "9.0", memory_mib,
 //                            uuid = "GPU-..." (optional)
+//   [gpus.health]            optional, after its [[gpus]]: the health signals
+//                            NVML would report (GpuHealth), each optional:
+//       uncorrected_ecc_errors = 0      retired_pages_pending = false
+//       row_remap_pending = false       row_remap_failure = false
+//       thermal_slowdown = false        power_brake_slowdown = false
+//       hw_slowdown = false             memory_used_mib = 0
+//       other_processes = 0             mig_mode = false
+//     A key left out is a signal the driver cannot read (simulated GPUs
+//     without the table report no health at all).
 //
 // No [[gpus]] and no [driver] is a machine without NVIDIA GPUs; GPUs without
 // a [driver] are an error.  Fixture order is CUDA's order.  A GPU without a
@@ -35,6 +44,9 @@ toml::table parse_gpu_fixture_file(const std::string& path);
 // Every error throws Error(invalid_input) naming file:line:column.
 GpuFixture read_gpu_fixture(const toml::table& root, const std::string& file,
                             const std::vector<std::string>& extra_tables = {});
+
+// The keys of [gpus.health], in GpuHealth's order.
+const std::vector<std::string>& gpu_health_keys();
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" for the GPU at `position`.
 std::string synthetic_gpu_uuid(std::size_t position);

@@ -33,4 +33,23 @@ std::optional<ComputeCapability> ComputeCapability::parse(const std::string& tex
 
 std::string ComputeCapability::str() const { return fmt::format("{}.{}", major, minor); }
 
+bool GpuHealth::any() const {
+    return uncorrected_ecc_errors || retired_pages_pending || row_remap_pending || row_remap_failure ||
+           thermal_slowdown || power_brake_slowdown || hw_slowdown || memory_used_mib || other_processes || mig_mode;
+}
+
+const char* driver_fault_key(DriverFaultKind kind) {
+    switch (kind) {
+        case DriverFaultKind::nvml_missing: return "nvml_missing";
+        case DriverFaultKind::nvml_too_old: return "nvml_too_old";
+        case DriverFaultKind::driver_not_loaded: return "driver_not_loaded";
+        case DriverFaultKind::version_mismatch: return "version_mismatch";
+        case DriverFaultKind::nvml_init_failed: return "nvml_init_failed";
+        case DriverFaultKind::nvml_hang: return "nvml_hang";
+        case DriverFaultKind::gpu_lost: return "gpu_lost";
+        case DriverFaultKind::gpu_unreadable: return "gpu_unreadable";
+    }
+    return "unknown";
+}
+
 }  // namespace provision

@@ -18,6 +18,24 @@ struct ComputeCapability {
     auto operator<=>(const ComputeCapability&) const = default;
 };
 
+// Health signals NVML reports for one GPU.  Each is empty where it could not
+// be read: a driver without the function, a GPU without the feature
+// (NVML_ERROR_NOT_SUPPORTED), or a simulated GPU whose fixture leaves it out.
+struct GpuHealth {
+    std::optional<std::uint64_t> uncorrected_ecc_errors;  // volatile count, since the driver loaded
+    std::optional<bool> retired_pages_pending;            // pre-Ampere: pages await retirement (reset)
+    std::optional<bool> row_remap_pending;                // Ampere and newer: a remap awaits a reset
+    std::optional<bool> row_remap_failure;                // a row could not be remapped
+    std::optional<bool> thermal_slowdown;                 // clocks cut for temperature (software or hardware)
+    std::optional<bool> power_brake_slowdown;             // the external power brake is asserted
+    std::optional<bool> hw_slowdown;                      // hardware slowdown not explained by the two above
+    std::optional<std::uint64_t> memory_used_mib;         // in use at start (reserved memory excluded where known)
+    std::optional<unsigned> other_processes;              // compute processes already on the GPU
+    std::optional<bool> mig_mode;                         // MIG mode currently enabled
+
+    bool any() const;  // true when at least one signal was read
+};
+
 struct Gpu {
     int index = 0;               // index as the workload will see it (CUDA order)
     int nvml_index = -1;         // NVML's index on the host, -1 when unknown
@@ -26,12 +44,35 @@ struct Gpu {
     ComputeCapability compute_capability;
     std::uint64_t memory_mib = 0;
     std::string architecture;    // filled by classify; empty until then
+    GpuHealth health;
 };
 
 struct Driver {
     bool present = false;
     std::string version;         // as NVML reports it, e.g. "580.159.04"
     std::string cuda;            // highest CUDA version it supports, e.g. "13.0"
+};
+
+// Classes of driver faults met during detection, so the recipes' policy
+// ([policy] in recipes/policy.toml) can weigh them.
+enum class DriverFaultKind {
+    nvml_missing,       // no NVML library: a machine without the NVIDIA driver
+    nvml_too_old,       // NVML lacks a function detection needs
+    driver_not_loaded,  // nvmlInit: NVML_ERROR_DRIVER_NOT_LOADED
+    version_mismatch,   // nvmlInit: NVML_ERROR_LIB_RM_VERSION_MISMATCH
+    nvml_init_failed,   // nvmlInit failed otherwise (no permission, ...)
+    nvml_hang,          // NVML did not answer within the time limit
+    gpu_lost,           // a GPU fell off the bus
+    gpu_unreadable,     // a query failed for one GPU
+};
+
+// The [policy] key of a fault class: "driver_not_loaded", ...
+const char* driver_fault_key(DriverFaultKind kind);
+
+struct DriverFault {
+    DriverFaultKind kind;
+    int nvml_index = -1;  // the GPU it concerns (NVML's index), -1 for the driver as a whole
+    std::string words;    // what happened, for a pod user
 };
 
 enum class InventorySource { fixture, driver, none };
@@ -43,6 +84,7 @@ struct Inventory {
     int hidden_gpus = 0;         // GPUs on the host hidden by CUDA_VISIBLE_DEVICES
     std::vector<std::string> notes;  // what a user should know (library missing, ...)
     bool driver_problem = false;     // an NVIDIA library is there but failed: GPUs may be missing (see notes)
+    std::vector<DriverFault> driver_faults;  // NVML's faults, by class
 
     bool simulated() const { return source == InventorySource::fixture; }
 };

@@ -22,6 +22,7 @@ enum Return : int {
     ERROR_RESET_REQUIRED = 16,
     ERROR_OPERATING_SYSTEM = 17,
     ERROR_LIB_RM_VERSION_MISMATCH = 18,
+    ERROR_ARGUMENT_VERSION_MISMATCH = 25,
     ERROR_UNKNOWN = 999,
 };
 
@@ -32,6 +33,28 @@ struct Memory {
     unsigned long long free;
     unsigned long long used;
 };
+
+// nvmlMemory_v2_t: `used` leaves out what the driver reserves.
+struct Memory2 {
+    unsigned version;
+    unsigned long long total;
+    unsigned long long reserved;
+    unsigned long long free;
+    unsigned long long used;
+};
+// NVML_STRUCT_VERSION(Memory, 2): the struct's size and the version in the top byte.
+inline constexpr unsigned memory_v2_version = static_cast<unsigned>(sizeof(Memory2)) | (2u << 24);
+
+// Arguments of the health queries (nvmlMemoryErrorType_t, nvmlEccCounterType_t, ...).
+inline constexpr int memory_error_uncorrected = 1;  // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+inline constexpr int ecc_counter_volatile = 0;      // NVML_VOLATILE_ECC
+inline constexpr int feature_enabled = 1;           // NVML_FEATURE_ENABLED, NVML_DEVICE_MIG_ENABLE
+
+// nvmlClocksEventReasons (formerly nvmlClocksThrottleReasons) bits.
+inline constexpr unsigned long long clocks_event_hw_slowdown = 0x8;
+inline constexpr unsigned long long clocks_event_sw_thermal = 0x20;
+inline constexpr unsigned long long clocks_event_hw_thermal = 0x40;
+inline constexpr unsigned long long clocks_event_hw_power_brake = 0x80;
 
 // Buffer sizes from nvml.h (the _V2 sizes, large enough for every driver).
 inline constexpr unsigned name_buffer_size = 96;
@@ -49,5 +72,17 @@ using DeviceGetNameFn = Return (*)(Device, char*, unsigned);        // nvmlDevic
 using DeviceGetUuidFn = Return (*)(Device, char*, unsigned);        // nvmlDeviceGetUUID
 using DeviceGetCudaComputeCapabilityFn = Return (*)(Device, int*, int*);  // nvmlDeviceGetCudaComputeCapability
 using DeviceGetMemoryInfoFn = Return (*)(Device, Memory*);          // nvmlDeviceGetMemoryInfo
+
+// Optional: each may be missing from an older driver, or answer
+// ERROR_NOT_SUPPORTED on a GPU without the feature.
+using DeviceGetMemoryInfoV2Fn = Return (*)(Device, Memory2*);                   // nvmlDeviceGetMemoryInfo_v2
+using DeviceGetTotalEccErrorsFn = Return (*)(Device, int, int, unsigned long long*);  // nvmlDeviceGetTotalEccErrors
+using DeviceGetRetiredPagesPendingStatusFn = Return (*)(Device, int*);           // nvmlDeviceGetRetiredPagesPendingStatus
+using DeviceGetRemappedRowsFn = Return (*)(Device, unsigned*, unsigned*, unsigned*, unsigned*);  // nvmlDeviceGetRemappedRows
+using DeviceGetClocksEventReasonsFn = Return (*)(Device, unsigned long long*);  // nvmlDeviceGetCurrentClocksEventReasons
+// nvmlDeviceGetComputeRunningProcesses(_v3): called with a count of 0 and no
+// buffer it only counts, so the layout of nvmlProcessInfo_t does not matter.
+using DeviceGetComputeRunningProcessesFn = Return (*)(Device, unsigned*, void*);
+using DeviceGetMigModeFn = Return (*)(Device, unsigned*, unsigned*);           // nvmlDeviceGetMigMode
 
 }  // namespace provision::nvml

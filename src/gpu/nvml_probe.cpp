@@ -1,6 +1,8 @@
 #include "gpu/nvml_probe.h"
 
+#include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -25,6 +27,14 @@ struct NvmlFunctions {
     // Optional: older drivers lack them, libcuda answers instead.
     nvml::SystemGetCudaDriverVersionFn cuda_driver_version = nullptr;
     nvml::DeviceGetCudaComputeCapabilityFn compute_capability = nullptr;
+    // Optional health queries.
+    nvml::DeviceGetMemoryInfoV2Fn memory_v2 = nullptr;
+    nvml::DeviceGetTotalEccErrorsFn ecc_errors = nullptr;
+    nvml::DeviceGetRetiredPagesPendingStatusFn retired_pages_pending = nullptr;
+    nvml::DeviceGetRemappedRowsFn remapped_rows = nullptr;
+    nvml::DeviceGetClocksEventReasonsFn clocks_event_reasons = nullptr;
+    nvml::DeviceGetComputeRunningProcessesFn compute_processes = nullptr;
+    nvml::DeviceGetMigModeFn mig_mode = nullptr;
 
     // The first required function the library lacks, or "".
     std::string load(const SharedLibrary& library) {
@@ -45,7 +55,25 @@ struct NvmlFunctions {
         cuda_driver_version = library.symbol<nvml::SystemGetCudaDriverVersionFn>("nvmlSystemGetCudaDriverVersion_v2");
         compute_capability =
             library.symbol<nvml::DeviceGetCudaComputeCapabilityFn>("nvmlDeviceGetCudaComputeCapability");
+        load_health(library);
         return missing;
+    }
+
+    void load_health(const SharedLibrary& library) {
+        // Each in the order NVIDIA introduced them: the newest name first.
+        auto first_of = [&](auto& slot, std::initializer_list<const char*> symbols) {
+            for (const char* symbol : symbols)
+                if ((slot = library.symbol<std::remove_reference_t<decltype(slot)>>(symbol))) return;
+        };
+        first_of(memory_v2, {"nvmlDeviceGetMemoryInfo_v2"});
+        first_of(ecc_errors, {"nvmlDeviceGetTotalEccErrors"});
+        first_of(retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
+        first_of(remapped_rows, {"nvmlDeviceGetRemappedRows"});
+        first_of(clocks_event_reasons,
+                 {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+        first_of(compute_processes, {"nvmlDeviceGetComputeRunningProcesses_v3",
+                                     "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses"});
+        first_of(mig_mode, {"nvmlDeviceGetMigMode"});
     }
 
     std::string describe(nvml::Return code) const {
@@ -53,6 +81,15 @@ struct NvmlFunctions {
         return fmt::format("{} (NVML error {})", text ? text : "unknown error", static_cast<int>(code));
     }
 };
+
+DriverFaultKind init_failure_kind(nvml::Return code) {
+    switch (code) {
+        case nvml::ERROR_DRIVER_NOT_LOADED: return DriverFaultKind::driver_not_loaded;
+        case nvml::ERROR_LIB_RM_VERSION_MISMATCH: return DriverFaultKind::version_mismatch;
+        case nvml::ERROR_GPU_IS_LOST: return DriverFaultKind::gpu_lost;
+        default: return DriverFaultKind::nvml_init_failed;
+    }
+}
 
 // What a failed nvmlInit means for someone starting a pod.
 std::string init_failure_note(nvml::Return code, const NvmlFunctions& nvml) {
@@ -76,42 +113,122 @@ std::string init_failure_note(nvml::Return code, const NvmlFunctions& nvml) {
     }
 }
 
-std::string gpu_failure_note(unsigned index, const char* what, nvml::Return code, const NvmlFunctions& nvml) {
+DriverFault gpu_failure(unsigned index, const char* what, nvml::Return code, const NvmlFunctions& nvml) {
+    const int gpu = static_cast<int>(index);
     if (code == nvml::ERROR_GPU_IS_LOST)
-        return fmt::format("NVML's GPU {} has fallen off the bus or is otherwise inaccessible: the GPU needs a "
-                           "reset or the node a reboot",
-                           index);
-    return fmt::format("NVML's GPU {} could not be read ({}: {})", index, what, nvml.describe(code));
+        return {DriverFaultKind::gpu_lost, gpu,
+                fmt::format("NVML's GPU {} has fallen off the bus or is otherwise inaccessible: the GPU needs a "
+                            "reset or the node a reboot",
+                            index)};
+    return {DriverFaultKind::gpu_unreadable, gpu,
+            fmt::format("NVML's GPU {} could not be read ({}: {})", index, what, nvml.describe(code))};
 }
 
-// Fills one GPU, or returns the first failure as a note.
-std::optional<std::string> read_gpu(const NvmlFunctions& nvml, unsigned index, NvmlGpu& out) {
+// The health signals of one GPU; never fails, each unreadable one stays empty.
+void read_health(const NvmlFunctions& nvml, nvml::Device device, unsigned index, GpuHealth& health,
+                 std::vector<std::string>& notes) {
+    auto query = [&](auto function, const char* name, auto read) {
+        if (!function) return decltype(read(std::declval<nvml::Return&>()))();
+        nvml::Return code = nvml::SUCCESS;
+        auto value = read(code);
+        if (code == nvml::SUCCESS) return value;
+        if (code != nvml::ERROR_NOT_SUPPORTED && code != nvml::ERROR_FUNCTION_NOT_FOUND)
+            notes.push_back(fmt::format("NVML could not read a health signal of GPU {} ({}: {})", index, name,
+                                        nvml.describe(code)));
+        return decltype(value)();
+    };
+    health.uncorrected_ecc_errors =
+        query(nvml.ecc_errors, "nvmlDeviceGetTotalEccErrors", [&](nvml::Return& code) -> std::optional<std::uint64_t> {
+            unsigned long long count = 0;
+            code = nvml.ecc_errors(device, nvml::memory_error_uncorrected, nvml::ecc_counter_volatile, &count);
+            return count;
+        });
+    health.retired_pages_pending = query(nvml.retired_pages_pending, "nvmlDeviceGetRetiredPagesPendingStatus",
+                                         [&](nvml::Return& code) -> std::optional<bool> {
+                                             int pending = 0;
+                                             code = nvml.retired_pages_pending(device, &pending);
+                                             return pending == nvml::feature_enabled;
+                                         });
+    const auto rows = query(nvml.remapped_rows, "nvmlDeviceGetRemappedRows",
+                            [&](nvml::Return& code) -> std::optional<std::pair<bool, bool>> {
+                                unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
+                                code = nvml.remapped_rows(device, &corrected, &uncorrected, &pending, &failure);
+                                return std::pair{pending != 0, failure != 0};
+                            });
+    if (rows) {
+        health.row_remap_pending = rows->first;
+        health.row_remap_failure = rows->second;
+    }
+    const auto reasons = query(nvml.clocks_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons",
+                               [&](nvml::Return& code) -> std::optional<unsigned long long> {
+                                   unsigned long long bits = 0;
+                                   code = nvml.clocks_event_reasons(device, &bits);
+                                   return bits;
+                               });
+    if (reasons) {
+        health.thermal_slowdown = (*reasons & (nvml::clocks_event_sw_thermal | nvml::clocks_event_hw_thermal)) != 0;
+        health.power_brake_slowdown = (*reasons & nvml::clocks_event_hw_power_brake) != 0;
+        // The hardware slowdown bit is also set by the two above; alone it
+        // means power draw too high or another hardware protection.
+        health.hw_slowdown = (*reasons & nvml::clocks_event_hw_slowdown) != 0 &&
+                             (*reasons & (nvml::clocks_event_hw_thermal | nvml::clocks_event_hw_power_brake)) == 0;
+    }
+    if (nvml.memory_v2)  // else read_gpu kept the older call's figure
+        health.memory_used_mib = query(nvml.memory_v2, "nvmlDeviceGetMemoryInfo_v2",
+                                       [&](nvml::Return& code) -> std::optional<std::uint64_t> {
+                                           nvml::Memory2 memory{};
+                                           memory.version = nvml::memory_v2_version;
+                                           code = nvml.memory_v2(device, &memory);
+                                           return memory.used / (1024 * 1024);
+                                       });
+    health.other_processes = query(nvml.compute_processes, "nvmlDeviceGetComputeRunningProcesses",
+                                   [&](nvml::Return& code) -> std::optional<unsigned> {
+                                       unsigned count = 0;
+                                       code = nvml.compute_processes(device, &count, nullptr);
+                                       // With no buffer, "insufficient size" is the answer: count is set.
+                                       if (code == nvml::ERROR_INSUFFICIENT_SIZE) code = nvml::SUCCESS;
+                                       return count;
+                                   });
+    health.mig_mode = query(nvml.mig_mode, "nvmlDeviceGetMigMode", [&](nvml::Return& code) -> std::optional<bool> {
+        unsigned current = 0, pending = 0;
+        code = nvml.mig_mode(device, &current, &pending);
+        return current == nvml::feature_enabled;
+    });
+}
+
+// Fills one GPU, or returns the first failure.
+std::optional<DriverFault> read_gpu(const NvmlFunctions& nvml, unsigned index, NvmlGpu& out,
+                                    std::vector<std::string>& notes) {
     nvml::Device device = nullptr;
     nvml::Return code = nvml.handle_by_index(index, &device);
-    if (code != nvml::SUCCESS) return gpu_failure_note(index, "nvmlDeviceGetHandleByIndex_v2", code, nvml);
+    if (code != nvml::SUCCESS) return gpu_failure(index, "nvmlDeviceGetHandleByIndex_v2", code, nvml);
 
     char name[nvml::name_buffer_size] = {};
     if ((code = nvml.name(device, name, sizeof name)) != nvml::SUCCESS)
-        return gpu_failure_note(index, "nvmlDeviceGetName", code, nvml);
+        return gpu_failure(index, "nvmlDeviceGetName", code, nvml);
     out.gpu.name = name;
 
     char uuid[nvml::uuid_buffer_size] = {};
     if ((code = nvml.uuid(device, uuid, sizeof uuid)) != nvml::SUCCESS)
-        return gpu_failure_note(index, "nvmlDeviceGetUUID", code, nvml);
+        return gpu_failure(index, "nvmlDeviceGetUUID", code, nvml);
     out.gpu.uuid = uuid;
 
     nvml::Memory memory{};
     if ((code = nvml.memory(device, &memory)) != nvml::SUCCESS)
-        return gpu_failure_note(index, "nvmlDeviceGetMemoryInfo", code, nvml);
+        return gpu_failure(index, "nvmlDeviceGetMemoryInfo", code, nvml);
     out.gpu.memory_mib = memory.total / (1024 * 1024);
+    // Without the _v2 call, the older figure (which counts reserved memory).
+    if (!nvml.memory_v2) out.gpu.health.memory_used_mib = memory.used / (1024 * 1024);
 
     if (nvml.compute_capability) {
         int major = 0, minor = 0;
         if ((code = nvml.compute_capability(device, &major, &minor)) != nvml::SUCCESS)
-            return gpu_failure_note(index, "nvmlDeviceGetCudaComputeCapability", code, nvml);
+            return gpu_failure(index, "nvmlDeviceGetCudaComputeCapability", code, nvml);
         out.gpu.compute_capability = {major, minor};
         out.capability_known = true;
     }
+    read_health(nvml, device, index, out.gpu.health, notes);
+    out.mig_enabled = out.gpu.health.mig_mode.value_or(false);
     return std::nullopt;
 }
 
@@ -128,15 +245,17 @@ void read_machine(const NvmlFunctions& nvml, NvmlReport& report) {
     unsigned count = 0;
     if (const auto code = nvml.device_count(&count); code != nvml::SUCCESS) {
         report.notes.push_back(fmt::format("NVML could not count the GPUs: {}", nvml.describe(code)));
+        report.faults.push_back({DriverFaultKind::nvml_init_failed, -1, report.notes.back()});
         report.problem = true;
         return;
     }
     for (unsigned index = 0; index < count; ++index) {
         NvmlGpu entry;
         entry.gpu.nvml_index = static_cast<int>(index);
-        if (auto failure = read_gpu(nvml, index, entry)) {
+        if (auto failure = read_gpu(nvml, index, entry, report.notes)) {
             entry.readable = false;
-            report.notes.push_back(std::move(*failure));
+            report.notes.push_back(failure->words);
+            report.faults.push_back(std::move(*failure));
             report.problem = true;
         }
         report.gpus.push_back(std::move(entry));
@@ -147,9 +266,13 @@ void read_machine(const NvmlFunctions& nvml, NvmlReport& report) {
 
 NvmlReport probe_nvml(const std::string& library_name) {
     NvmlReport report;
+    report.answered = true;
     SharedLibrary library(library_name);
     if (!library.loaded()) {
         report.notes.push_back(fmt::format("NVML ({}) is not available: {}", library_name, library.error()));
+        report.faults.push_back({DriverFaultKind::nvml_missing, -1,
+                                 fmt::format("NVML ({}) is not available: no NVIDIA driver in this container",
+                                             library_name)});
         return report;
     }
     report.library_found = true;
@@ -158,11 +281,13 @@ NvmlReport probe_nvml(const std::string& library_name) {
     if (const std::string missing = nvml.load(library); !missing.empty()) {
         report.notes.push_back(fmt::format("{} lacks {}: the NVIDIA driver is too old or the library is not NVML",
                                            library_name, missing));
+        report.faults.push_back({DriverFaultKind::nvml_too_old, -1, report.notes.back()});
         report.problem = true;
         return report;
     }
     if (const auto code = nvml.init(); code != nvml::SUCCESS) {
         report.notes.push_back(init_failure_note(code, nvml));
+        report.faults.push_back({init_failure_kind(code), -1, report.notes.back()});
         report.problem = true;
         return report;
     }
@@ -170,6 +295,13 @@ NvmlReport probe_nvml(const std::string& library_name) {
     read_machine(nvml, report);
     nvml.shutdown();
     return report;
+}
+
+std::vector<DriverFault> nvml_driver_faults(const NvmlReport& report) {
+    if (report.answered) return report.faults;
+    return {{DriverFaultKind::nvml_hang, -1,
+             "NVML did not answer within the time limit: the NVIDIA driver or a GPU is hung; the GPUs could not be "
+             "read through NVML"}};
 }
 
 }  // namespace provision

@@ -12,9 +12,10 @@
 namespace provision {
 
 struct NvmlGpu {
-    Gpu gpu;                       // nvml_index set; index not yet meaningful
+    Gpu gpu;                       // nvml_index and health set; index not yet meaningful
     bool capability_known = false; // false on drivers without nvmlDeviceGetCudaComputeCapability
     bool readable = true;          // false when a query failed (lost GPU, ...): see the notes
+    bool mig_enabled = false;      // MIG mode on: libcuda lists instances, NVML the parent GPU
 };
 
 struct NvmlReport {
@@ -25,9 +26,18 @@ struct NvmlReport {
     std::vector<NvmlGpu> gpus;     // every GPU NVML counts, readable or not
     std::vector<std::string> notes;
     bool problem = false;          // the library is there but something failed
+    std::vector<DriverFault> faults;  // the failures among the notes, by class
+    // Set by probe_nvml; false in the stand-in for a probe that did not
+    // return within the time limit (a hung driver).
+    bool answered = false;
 };
 
-// Never throws: every failure is a note in the report.
+// Never throws: every failure is a note in the report.  Health signals are
+// read with optional functions: one the driver lacks, or that answers
+// NVML_ERROR_NOT_SUPPORTED, leaves its signal empty.
 NvmlReport probe_nvml(const std::string& library);
+
+// The report's faults, with a hang for a probe that never answered.
+std::vector<DriverFault> nvml_driver_faults(const NvmlReport& report);
 
 }  // namespace provision

@@ -2,6 +2,7 @@
 // features (TF32) and workloads.  Loaded from TOML by recipe_loader.h.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -96,6 +97,23 @@ struct WorkloadSpec {
     std::map<std::string, MechanismRequirements> mechanism_requirements;
 };
 
+enum class HealthLevel { ok, degraded, failed };
+
+// "ok", "degraded", "failed".
+const char* health_level_name(HealthLevel level);
+
+// [policy]: how much each health signal and driver fault class weighs
+// (health/signals.h names them).
+struct HealthPolicy {
+    std::map<std::string, HealthLevel> levels;
+    // GPU memory in use at start from which "memory_in_use" counts, besides
+    // any running compute process.
+    std::uint64_t memory_in_use_min_mib = 1024;
+
+    // A key no recipe sets weighs "degraded": reported, and the pod proceeds.
+    HealthLevel level(const std::string& key) const;
+};
+
 struct RecipeSet {
     std::vector<ArchitectureSpec> architectures;  // in file order
     std::map<std::string, MechanismSpec> mechanisms;
@@ -103,6 +121,7 @@ struct RecipeSet {
     std::map<std::string, FeatureSpec> features;
     std::map<std::string, WorkloadSpec> workloads;
     std::vector<std::string> site_packages;      // glob patterns
+    HealthPolicy policy;
     std::vector<std::string> files;              // every file loaded, in order
 
     const ArchitectureSpec* architecture(const std::string& name) const;

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
+#include "health/signals.h"
 #include "packages/python_packages.h"
 #include "recipe/toml_reader.h"
 
@@ -39,6 +40,7 @@ private:
     void read_feature(const std::string& name, const toml::table& table, const std::string& file);
     void read_workload(const std::string& name, const toml::table& table, const std::string& file);
     void read_python(const toml::table& table, const std::string& file);
+    void read_policy(const toml::table& table, const std::string& file);
     void refer(Reference::Kind kind, const std::string& name, const toml::node& node, const std::string& file,
                const std::string& context);
     void check_references() const;
@@ -129,7 +131,8 @@ void Loader::load_file(const std::string& file) {
         }
     }
     if (const toml::table* t = top.table("python")) read_python(*t, file);
-    top.reject_unknown_keys({"architectures", "mechanisms", "checks", "features", "workloads", "python"});
+    if (const toml::table* t = top.table("policy")) read_policy(*t, file);
+    top.reject_unknown_keys({"architectures", "mechanisms", "checks", "features", "workloads", "python", "policy"});
 }
 
 void Loader::read_architectures(const toml::table& table, const std::string& file) {
@@ -294,6 +297,31 @@ void Loader::read_python(const toml::table& table, const std::string& file) {
     TableReader reader(table, file, "[python]");
     if (auto v = reader.string_array("site_packages")) set_.site_packages = *v;
     reader.reject_unknown_keys({"site_packages"});
+}
+
+void Loader::read_policy(const toml::table& table, const std::string& file) {
+    TableReader reader(table, file, "[policy]");
+    std::vector<std::string> known = health::gpu_signals();
+    const auto& faults = health::driver_fault_classes();
+    known.insert(known.end(), faults.begin(), faults.end());
+    for (const auto& key : known) {
+        const auto value = reader.string(key);
+        if (!value) continue;
+        if (*value == "ok") set_.policy.levels[key] = HealthLevel::ok;
+        else if (*value == "degraded") set_.policy.levels[key] = HealthLevel::degraded;
+        else if (*value == "failed") set_.policy.levels[key] = HealthLevel::failed;
+        else
+            throw_at(*reader.node(key), file,
+                     fmt::format("'{}' in [policy] must be \"ok\", \"degraded\" or \"failed\", not \"{}\"", key,
+                                 *value));
+    }
+    if (const toml::node* limit = reader.node("memory_in_use_min_mib")) {
+        if (!limit->is_integer() || limit->as_integer()->get() < 0)
+            throw_at(*limit, file, "'memory_in_use_min_mib' in [policy] must be an integer of 0 or more");
+        set_.policy.memory_in_use_min_mib = static_cast<std::uint64_t>(limit->as_integer()->get());
+    }
+    known.push_back("memory_in_use_min_mib");
+    reader.reject_unknown_keys(known);
 }
 
 void Loader::refer(Reference::Kind kind, const std::string& name, const toml::node& node, const std::string& file,

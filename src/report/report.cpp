@@ -1,5 +1,6 @@
 #include "report/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -18,6 +19,42 @@ void put_number(toml::table& table, const std::string& key, double value) {
 toml::array string_array(const std::vector<std::string>& values) {
     toml::array array;
     for (const auto& value : values) array.push_back(value);
+    return array;
+}
+
+// The signals NVML could read; one it could not is left out.
+toml::table health_table(const GpuHealth& health) {
+    toml::table table;
+    auto put_flag = [&](const char* key, const std::optional<bool>& value) {
+        if (value) table.insert_or_assign(key, *value);
+    };
+    auto put_count = [&](const char* key, const auto& value) {
+        if (value) table.insert_or_assign(key, static_cast<std::int64_t>(*value));
+    };
+    put_count("uncorrected_ecc_errors", health.uncorrected_ecc_errors);
+    put_flag("retired_pages_pending", health.retired_pages_pending);
+    put_flag("row_remap_pending", health.row_remap_pending);
+    put_flag("row_remap_failure", health.row_remap_failure);
+    put_flag("thermal_slowdown", health.thermal_slowdown);
+    put_flag("power_brake_slowdown", health.power_brake_slowdown);
+    put_flag("hw_slowdown", health.hw_slowdown);
+    put_count("memory_used_mib", health.memory_used_mib);
+    put_count("other_processes", health.other_processes);
+    put_flag("mig_mode", health.mig_mode);
+    return table;
+}
+
+toml::array findings_array(const std::vector<Finding>& findings) {
+    toml::array array;
+    for (const auto& finding : findings) {
+        toml::table entry;
+        if (finding.gpu >= 0) entry.insert_or_assign("gpu", finding.gpu);
+        if (finding.nvml_index >= 0) entry.insert_or_assign("nvml_index", finding.nvml_index);
+        entry.insert_or_assign("signal", finding.signal);
+        entry.insert_or_assign("level", health_level_name(finding.level));
+        entry.insert_or_assign("message", finding.words);
+        array.push_back(std::move(entry));
+    }
     return array;
 }
 
@@ -41,6 +78,7 @@ std::string render_json(const Report& report) {
         entry.insert_or_assign("compute_capability", gpu.compute_capability.str());
         entry.insert_or_assign("architecture", gpu.architecture);
         entry.insert_or_assign("memory_mib", static_cast<std::int64_t>(gpu.memory_mib));
+        entry.insert_or_assign("health", health_table(gpu.health));
         gpus.push_back(std::move(entry));
     }
     root.insert_or_assign("gpus", std::move(gpus));
@@ -94,6 +132,7 @@ std::string render_json(const Report& report) {
     for (const auto& note : report.inventory.notes) warnings.push_back(note);
     for (const auto& note : report.notes) warnings.push_back(note);
     root.insert_or_assign("warnings", std::move(warnings));
+    root.insert_or_assign("findings", findings_array(report.findings));
     root.insert_or_assign("verdict", report.verdict);
 
     std::ostringstream out;
@@ -139,8 +178,15 @@ std::string render_summary(const Report& report, bool explain) {
         line("Arguments added", fmt::format("{}", fmt::join(report.appended_arguments, " ")));
     line("Env file", report.env_file.empty() ? std::string("not written") : report.env_file);
     line("Verdict", report.verdict);
+    for (const auto& finding : report.findings)
+        out += fmt::format("  health ({}): {}\n", health_level_name(finding.level), finding.words);
     for (const auto& warning : report.decision.warnings) out += fmt::format("  warning: {}\n", warning);
-    for (const auto& note : inventory.notes) out += fmt::format("  note: {}\n", note);
+    for (const auto& note : inventory.notes) {
+        // A driver fault's note is already a health line.
+        const bool said = std::any_of(report.findings.begin(), report.findings.end(),
+                                      [&](const Finding& finding) { return finding.words == note; });
+        if (!said) out += fmt::format("  note: {}\n", note);
+    }
     for (const auto& note : report.notes) out += fmt::format("  note: {}\n", note);
     if (explain) {
         out += fmt::format("  Candidates ({} order):\n", report.decision.preference_key);

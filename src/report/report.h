@@ -7,6 +7,7 @@
 
 #include "env/env_settings.h"
 #include "gpu/inventory.h"
+#include "health/findings.h"
 #include "select/selection.h"
 
 namespace provision {
@@ -35,6 +36,7 @@ struct Report {
     Decision decision;
     EnvSettings env;
     ValidationSummary validation;
+    std::vector<Finding> findings;   // health signals and driver faults, weighed by the policy
     std::string verdict = "ok";      // ok | degraded | failed
     std::string env_file;            // where it was written; empty when not
     std::vector<std::string> appended_arguments;

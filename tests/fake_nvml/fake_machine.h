@@ -15,7 +15,9 @@
 //                                 #   positions (CUDA_DEVICE_ORDER=FASTEST_FIRST)
 //   failing_calls = [{ function = "nvmlDeviceGetMemoryInfo", gpu = 1, error = 999 }]
 //
-// The fake libcuda applies CUDA_VISIBLE_DEVICES, as the real one does.
+// Each GPU's optional [gpus.health] table (gpu_fixture.h) is what the fake
+// NVML's health queries answer.  The fake libcuda applies
+// CUDA_VISIBLE_DEVICES, as the real one does.
 #pragma once
 
 #include <memory>

@@ -1,7 +1,14 @@
 // A stand-in for libnvidia-ml.so.1 that reports the machine of
 // PROVISION_FAKE_GPU_FIXTURE (see fake_machine.h).  Built twice: as today's
 // driver, and with FAKE_OLD_DRIVER as a driver that predates
-// nvmlDeviceGetCudaComputeCapability and nvmlSystemGetCudaDriverVersion_v2.
+// nvmlDeviceGetCudaComputeCapability, nvmlSystemGetCudaDriverVersion_v2 and
+// the health queries (ECC, retired pages, row remapping, clock event
+// reasons, nvmlDeviceGetMemoryInfo_v2, running processes, MIG mode).
+//
+// Health queries answer from the GPU's [gpus.health] table; a signal the
+// table leaves out reads as healthy (no errors, nothing pending, no
+// slowdown, no memory in use, no process, MIG off).  A failing call in
+// [faults] with error = 3 makes one answer NVML_ERROR_NOT_SUPPORTED.
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -38,6 +45,12 @@ nvml::Return lookup(nvml::Device device, const char* function, std::shared_ptr<c
     if (out->lost(gpu)) return nvml::ERROR_GPU_IS_LOST;
     if (const int error = out->failure(function, gpu)) return static_cast<nvml::Return>(error);
     return nvml::SUCCESS;
+}
+
+constexpr std::uint64_t reserved_mib = 480;  // what driver 580 keeps on an H100
+
+const provision::GpuHealth& health_of(const fake::Machine& machine, std::size_t gpu) {
+    return machine.fixture.gpus[gpu].health;
 }
 
 nvml::Return copy_text(const std::string& text, char* buffer, unsigned length) {
@@ -139,9 +152,11 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetMemoryInfo(nvml::Device device, nvml::Memo
     std::size_t gpu = 0;
     if (const auto code = lookup(device, "nvmlDeviceGetMemoryInfo", current, gpu); code != nvml::SUCCESS) return code;
     if (!memory) return nvml::ERROR_INVALID_ARGUMENT;
-    memory->total = current->fixture.gpus[gpu].memory_mib * 1024ULL * 1024ULL;
-    memory->free = memory->total;
-    memory->used = 0;
+    const auto& fixture_gpu = current->fixture.gpus[gpu];
+    memory->total = fixture_gpu.memory_mib * 1024ULL * 1024ULL;
+    // Like the real call, "used" counts what the driver reserves.
+    memory->used = (fixture_gpu.health.memory_used_mib.value_or(0) + reserved_mib) * 1024ULL * 1024ULL;
+    memory->free = memory->total > memory->used ? memory->total - memory->used : 0;
     return nvml::SUCCESS;
 }
 
@@ -154,6 +169,103 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetCudaComputeCapability(nvml::Device device,
     if (!major || !minor) return nvml::ERROR_INVALID_ARGUMENT;
     *major = current->fixture.gpus[gpu].compute_capability.major;
     *minor = current->fixture.gpus[gpu].compute_capability.minor;
+    return nvml::SUCCESS;
+}
+#endif
+
+#ifndef FAKE_OLD_DRIVER
+FAKE_EXPORT nvml::Return nvmlDeviceGetMemoryInfo_v2(nvml::Device device, nvml::Memory2* memory) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetMemoryInfo_v2", current, gpu); code != nvml::SUCCESS)
+        return code;
+    if (!memory) return nvml::ERROR_INVALID_ARGUMENT;
+    if (memory->version != nvml::memory_v2_version) return nvml::ERROR_ARGUMENT_VERSION_MISMATCH;
+    const auto& fixture_gpu = current->fixture.gpus[gpu];
+    memory->total = fixture_gpu.memory_mib * 1024ULL * 1024ULL;
+    memory->reserved = reserved_mib * 1024ULL * 1024ULL;
+    memory->used = fixture_gpu.health.memory_used_mib.value_or(0) * 1024ULL * 1024ULL;
+    const auto taken = memory->reserved + memory->used;
+    memory->free = memory->total > taken ? memory->total - taken : 0;
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetTotalEccErrors(nvml::Device device, int error_type, int counter_type,
+                                                     unsigned long long* count) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetTotalEccErrors", current, gpu); code != nvml::SUCCESS)
+        return code;
+    if (!count || error_type != nvml::memory_error_uncorrected || counter_type != nvml::ecc_counter_volatile)
+        return nvml::ERROR_INVALID_ARGUMENT;
+    *count = health_of(*current, gpu).uncorrected_ecc_errors.value_or(0);
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetRetiredPagesPendingStatus(nvml::Device device, int* pending) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetRetiredPagesPendingStatus", current, gpu);
+        code != nvml::SUCCESS)
+        return code;
+    if (!pending) return nvml::ERROR_INVALID_ARGUMENT;
+    *pending = health_of(*current, gpu).retired_pages_pending.value_or(false) ? nvml::feature_enabled : 0;
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetRemappedRows(nvml::Device device, unsigned* corrected, unsigned* uncorrected,
+                                                   unsigned* pending, unsigned* failure) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetRemappedRows", current, gpu); code != nvml::SUCCESS)
+        return code;
+    if (!corrected || !uncorrected || !pending || !failure) return nvml::ERROR_INVALID_ARGUMENT;
+    const auto& health = health_of(*current, gpu);
+    *corrected = 0;
+    *uncorrected = health.row_remap_pending.value_or(false) ? 1 : 0;
+    *pending = health.row_remap_pending.value_or(false) ? 1 : 0;
+    *failure = health.row_remap_failure.value_or(false) ? 1 : 0;
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetCurrentClocksEventReasons(nvml::Device device, unsigned long long* reasons) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetCurrentClocksEventReasons", current, gpu);
+        code != nvml::SUCCESS)
+        return code;
+    if (!reasons) return nvml::ERROR_INVALID_ARGUMENT;
+    const auto& health = health_of(*current, gpu);
+    *reasons = 0x1;  // GPU idle, as at a container's start
+    // The hardware slowdown bit comes with the hardware thermal and power brake ones.
+    if (health.thermal_slowdown.value_or(false))
+        *reasons |= nvml::clocks_event_hw_thermal | nvml::clocks_event_hw_slowdown;
+    if (health.power_brake_slowdown.value_or(false))
+        *reasons |= nvml::clocks_event_hw_power_brake | nvml::clocks_event_hw_slowdown;
+    if (health.hw_slowdown.value_or(false)) *reasons |= nvml::clocks_event_hw_slowdown;
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::Device device, unsigned* count, void* infos) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetComputeRunningProcesses_v3", current, gpu);
+        code != nvml::SUCCESS)
+        return code;
+    if (!count) return nvml::ERROR_INVALID_ARGUMENT;
+    const unsigned processes = health_of(*current, gpu).other_processes.value_or(0);
+    const bool room = *count >= processes && (infos || processes == 0);
+    *count = processes;
+    // The fake fills no process entries: provision only counts.
+    return room && processes == 0 ? nvml::SUCCESS : nvml::ERROR_INSUFFICIENT_SIZE;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetMigMode(nvml::Device device, unsigned* current_mode, unsigned* pending_mode) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetMigMode", current, gpu); code != nvml::SUCCESS) return code;
+    if (!current_mode || !pending_mode) return nvml::ERROR_INVALID_ARGUMENT;
+    *current_mode = *pending_mode = health_of(*current, gpu).mig_mode.value_or(false) ? nvml::feature_enabled : 0;
     return nvml::SUCCESS;
 }
 #endif

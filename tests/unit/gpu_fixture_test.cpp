@@ -180,3 +180,42 @@ TEST_CASE("Fixture values are checked one by one", "[gpu][fixture]") {
     CHECK(error_of(driver + "[faults]\n").find("unknown key 'faults'") != std::string::npos);
     CHECK(read_gpu_fixture(toml::parse(driver + "[faults]\n"), "inline.toml", {"faults"}).driver.present);
 }
+
+TEST_CASE("A fixture GPU may carry health signals in [gpus.health]", "[gpu][fixture][health]") {
+    const Inventory inventory = load_gpu_fixture(fixture("h100-unhealthy.toml"), std::nullopt);
+    REQUIRE(inventory.gpus.size() == 1);
+    const GpuHealth& health = inventory.gpus[0].health;
+    CHECK(health.uncorrected_ecc_errors == std::optional<std::uint64_t>(4));
+    CHECK(health.row_remap_pending == std::optional<bool>(true));
+    CHECK(health.thermal_slowdown == std::optional<bool>(true));
+    CHECK(health.memory_used_mib == std::optional<std::uint64_t>(30720));
+    CHECK(health.other_processes == std::optional<unsigned>(1));
+    CHECK(health.mig_mode == std::optional<bool>(false));
+    // Left out: a signal the simulated driver cannot read.
+    CHECK_FALSE(health.row_remap_failure);
+    CHECK_FALSE(health.power_brake_slowdown);
+    // Without the table, nothing is read.
+    CHECK_FALSE(load_gpu_fixture(fixture("h100.toml"), std::nullopt).gpus[0].health.any());
+}
+
+TEST_CASE("[gpus.health] values are checked one by one", "[gpu][fixture][health]") {
+    auto error_of = [](const std::string& health) -> std::string {
+        const std::string text =
+            "[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n"
+            "[[gpus]]\nname = \"x\"\ncompute_capability = \"9.0\"\nmemory_mib = 1\n[gpus.health]\n" + health;
+        try {
+            read_gpu_fixture(toml::parse(text, std::string_view("inline.toml")), "inline.toml");
+        } catch (const Error& error) {
+            return error.what();
+        }
+        return "";
+    };
+    CHECK(error_of("mig_mode = 1\n") ==
+          "inline.toml:9:12: 'mig_mode' in the health table of [[gpus]] entry 1 must be true or false");
+    CHECK(error_of("uncorrected_ecc_errors = -1\n") ==
+          "inline.toml:9:26: 'uncorrected_ecc_errors' in the health table of [[gpus]] entry 1 must be an integer "
+          "of 0 or more");
+    CHECK(error_of("thermal_slowdwn = true\n").find("inline.toml:9:1: unknown key 'thermal_slowdwn'") == 0);
+    CHECK(error_of("thermal_slowdwn = true\n").find("did you mean 'thermal_slowdown'?") != std::string::npos);
+    CHECK(error_of("other_processes = 0\n").empty());
+}

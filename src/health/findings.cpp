@@ -1,0 +1,120 @@
+#include "health/findings.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace provision {
+namespace {
+
+std::string count_of(std::uint64_t count, const char* one, const char* many) {
+    return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+// One finding per GPU signal that fired, in health/signals.h's order.
+void gpu_findings(const Gpu& gpu, const HealthPolicy& policy, std::vector<Finding>& out) {
+    const GpuHealth& health = gpu.health;
+    const std::string who = fmt::format("GPU {} ({})", gpu.index, gpu.name);
+    auto add = [&](const char* signal, std::string words) {
+        out.push_back({gpu.index, gpu.nvml_index, signal, policy.level(signal), std::move(words)});
+    };
+    if (health.uncorrected_ecc_errors.value_or(0) > 0)
+        add("uncorrected_ecc",
+            fmt::format("{} has had {} since the driver loaded: its memory may corrupt results; the GPU needs a "
+                        "reset, and replacing if the errors come back",
+                        who, count_of(*health.uncorrected_ecc_errors, "uncorrected ECC memory error",
+                                     "uncorrected ECC memory errors")));
+    if (health.retired_pages_pending.value_or(false))
+        add("retired_pages_pending",
+            fmt::format("{} has faulty memory pages waiting to be retired: they are retired at the next GPU reset "
+                        "or node reboot",
+                        who));
+    if (health.row_remap_pending.value_or(false))
+        add("row_remap_pending",
+            fmt::format("{} has a faulty memory row waiting to be remapped: the remap takes effect at the next GPU "
+                        "reset or node reboot",
+                        who));
+    if (health.row_remap_failure.value_or(false))
+        add("row_remap_failure",
+            fmt::format("{} could not remap a faulty memory row: its memory cannot be trusted; the GPU needs "
+                        "replacing",
+                        who));
+    if (health.thermal_slowdown.value_or(false))
+        add("thermal_slowdown",
+            fmt::format("{} is slowing its clocks because it is too hot: expect lower throughput; check the node's "
+                        "cooling",
+                        who));
+    if (health.power_brake_slowdown.value_or(false))
+        add("power_brake_slowdown",
+            fmt::format("{} is held back by the power brake (asserted by the node's power supply or chassis): "
+                        "expect much lower throughput",
+                        who));
+    if (health.hw_slowdown.value_or(false))
+        add("hw_slowdown",
+            fmt::format("{} is slowed by a hardware protection (power draw too high, or similar): expect lower "
+                        "throughput",
+                        who));
+    const unsigned processes = health.other_processes.value_or(0);
+    const std::uint64_t used = health.memory_used_mib.value_or(0);
+    if (processes > 0 || (health.memory_used_mib && used >= policy.memory_in_use_min_mib)) {
+        const std::string by =
+            processes > 0 ? fmt::format(" by {}", count_of(processes, "other process", "other processes")) : "";
+        add("memory_in_use",
+            fmt::format("{} already has {} MiB of memory in use{} before the workload starts: something else "
+                        "shares this GPU, so less memory is free",
+                        who, used, by));
+    }
+    if (health.mig_mode.value_or(false))
+        add("mig_mode",
+            fmt::format("{} is in MIG mode: the workload gets a slice of the GPU (a MIG instance), not the whole "
+                        "GPU",
+                        who));
+}
+
+int visible_index(const Inventory& inventory, int nvml_index) {
+    if (nvml_index < 0) return -1;
+    for (const Gpu& gpu : inventory.gpus)
+        if (gpu.nvml_index == nvml_index) return gpu.index;
+    return -1;
+}
+
+}  // namespace
+
+std::vector<Finding> evaluate_health(const Inventory& inventory, const HealthPolicy& policy) {
+    std::vector<Finding> findings;
+    bool nvml_failed = false;
+    for (const DriverFault& fault : inventory.driver_faults) {
+        const std::string key = driver_fault_key(fault.kind);
+        findings.push_back({visible_index(inventory, fault.nvml_index), fault.nvml_index, key, policy.level(key),
+                            fault.words});
+        if (fault.kind != DriverFaultKind::nvml_missing) nvml_failed = true;
+    }
+    // Detection flags a driver problem without an NVML fault only for libcuda.
+    if (inventory.driver_problem && !nvml_failed)
+        findings.push_back({-1, -1, "cuda_problem", policy.level("cuda_problem"),
+                            "the CUDA driver (libcuda) failed: CUDA programs in this container may not see every "
+                            "GPU (the notes say why)"});
+    for (const Gpu& gpu : inventory.gpus) gpu_findings(gpu, policy, findings);
+    return findings;
+}
+
+HealthLevel worst_level(const std::vector<Finding>& findings) {
+    HealthLevel worst = HealthLevel::ok;
+    for (const Finding& finding : findings) worst = std::max(worst, finding.level);
+    return worst;
+}
+
+void apply_findings(const std::vector<Finding>& findings, std::string& verdict, ExitCode& exit_code) {
+    switch (worst_level(findings)) {
+        case HealthLevel::failed:
+            verdict = "failed";
+            if (exit_code == ExitCode::ok) exit_code = ExitCode::validation_failed;
+            break;
+        case HealthLevel::degraded:
+            if (verdict == "ok") verdict = "degraded";
+            break;
+        case HealthLevel::ok: break;
+    }
+}
+
+}  // namespace provision

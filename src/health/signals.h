@@ -1,0 +1,28 @@
+// The names the health policy weighs: the health signals read on each GPU
+// and the classes of driver faults met during detection.  Each is a key of
+// the recipes' [policy] table (recipes/policy.toml).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace provision::health {
+
+// Per GPU, from NVML (GpuHealth).
+inline const std::vector<std::string>& gpu_signals() {
+    static const std::vector<std::string> names = {
+        "uncorrected_ecc", "retired_pages_pending", "row_remap_pending", "row_remap_failure", "thermal_slowdown",
+        "power_brake_slowdown", "hw_slowdown", "memory_in_use", "mig_mode"};
+    return names;
+}
+
+// From detection: NVML's fault classes (DriverFaultKind) and libcuda's
+// failures, which detection reports as a driver problem.
+inline const std::vector<std::string>& driver_fault_classes() {
+    static const std::vector<std::string> names = {
+        "nvml_missing", "nvml_too_old", "driver_not_loaded", "version_mismatch", "nvml_init_failed",
+        "nvml_hang",    "gpu_lost",     "gpu_unreadable",    "cuda_problem"};
+    return names;
+}
+
+}  // namespace provision::health

@@ -1,0 +1,336 @@
+// Driver faults and GPU health signals end to end: the built binary runs on
+// the fake NVML and libcuda of tests/fake_nvml (PROVISION_NVML_LIBRARY,
+// PROVISION_CUDA_LIBRARY) acting out a machine, or on a --gpu-fixture with
+// [gpus.health]; the recipes' [policy] decides between degraded and failed.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "harness.h"
+#include "support/reliability_record.h"
+
+using e2e::TempDir;
+
+namespace {
+
+const char* h100_gpu =
+    "[[gpus]]\nname = \"NVIDIA H100 80GB HBM3\"\ncompute_capability = \"9.0\"\nmemory_mib = 81559\n"
+    "uuid = \"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6\"\n";
+
+// One H100 with `health` as its [gpus.health] table (and `faults` as [faults]).
+std::string write_h100(const TempDir& dir, const std::string& health, const std::string& faults = "") {
+    std::string text = fmt::format("[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n\n{}", h100_gpu);
+    if (!health.empty()) text += "\n[gpus.health]\n" + health + "\n";
+    if (!faults.empty()) text += "\n[faults]\n" + faults + "\n";
+    const std::string path = dir.file(fmt::format("machine-{}.toml", std::hash<std::string>{}(health + faults)));
+    e2e::write_file(path, text);
+    return path;
+}
+
+std::string fake_machine(const std::string& name) { return e2e::source_path("tests/fake_nvml/machines/" + name); }
+
+struct Drivers {
+    std::string nvml = FAKE_NVML_LIBRARY;
+    std::string cuda = FAKE_CUDA_LIBRARY;
+};
+
+// provision on the fake drivers acting out `machine`: all packages, no GPU
+// validation (the fake GPUs cannot run kernels), the env file in `dir`.
+e2e::Result run_on_fake_driver(const TempDir& dir, const std::string& machine, const Drivers& drivers = {},
+                               std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--no-validate", "--json", "--site-packages", e2e::site_packages("all"),
+                                     "--env-file", dir.file(".env_settings")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return e2e::provision(args, {{"PROVISION_NVML_LIBRARY", drivers.nvml},
+                                 {"PROVISION_CUDA_LIBRARY", drivers.cuda},
+                                 {"PROVISION_FAKE_GPU_FIXTURE", machine},
+                                 {"PROVISION_DETECT_TIMEOUT", "1"}});
+}
+
+// The finding for `signal` in the report, or null.
+nlohmann::json finding(const nlohmann::json& report, const std::string& signal) {
+    for (const auto& entry : report["findings"])
+        if (entry["signal"] == signal) return entry;
+    return nullptr;
+}
+
+struct Expected {
+    int exit_code;
+    std::string verdict;
+    std::string mechanism;  // "" when none is reported
+    std::size_t gpus;
+};
+
+// Checks the outcome every fault test asserts; returns the parsed report.
+nlohmann::json check_outcome(const e2e::Result& result, const TempDir& dir, const Expected& expected) {
+    INFO("stderr: " << result.err);
+    CHECK(result.exit_code == expected.exit_code);
+    const auto report = e2e::report(result);
+    CHECK(report["verdict"] == expected.verdict);
+    CHECK(report["selected"]["mechanism"] == expected.mechanism);
+    CHECK(report["gpus"].size() == expected.gpus);
+    // A failed run leaves no env file; one that proceeds writes it.
+    CHECK(std::filesystem::exists(dir.file(".env_settings")) == (expected.verdict != "failed"));
+    return report;
+}
+
+void check_finding(const e2e::Result& result, const nlohmann::json& report, const std::string& signal,
+                   const std::string& level, const std::string& words) {
+    INFO("stderr: " << result.err);
+    const auto entry = finding(report, signal);
+    REQUIRE_FALSE(entry.is_null());
+    CHECK(entry["level"] == level);
+    CHECK(entry["message"].get<std::string>().find(words) != std::string::npos);
+    // The human summary says the same.
+    CHECK(result.err.find(fmt::format("health ({}): ", level)) != std::string::npos);
+    CHECK(result.err.find(words) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("driver fault: NVML missing is a CPU-only machine", "[faults][driver]") {
+    TempDir dir;
+    const auto result = run_on_fake_driver(dir, fake_machine("version-mismatch.toml"),
+                                           {"/nonexistent/libnvidia-ml.so.1", "/nonexistent/libcuda.so.1"});
+    const auto report = check_outcome(result, dir, {0, "ok", "eager", 0});
+    check_finding(result, report, "nvml_missing", "ok", "NVML (/nonexistent/libnvidia-ml.so.1) is not available");
+    reliability::record("driver", "NVML and libcuda missing (no NVIDIA driver in the container)",
+                        "exit 0, verdict ok, CPU-only, eager; finding nvml_missing (ok)");
+}
+
+TEST_CASE("driver fault: NVML missing while libcuda works", "[faults][driver]") {
+    TempDir dir;
+    const auto result = run_on_fake_driver(dir, e2e::gpu_fixture("h100"), {"/nonexistent/libnvidia-ml.so.1"});
+    const auto report = check_outcome(result, dir, {0, "ok", "flash3", 1});
+    check_finding(result, report, "nvml_missing", "ok", "is not available");
+    CHECK(report["gpus"][0]["health"].empty());
+    reliability::record("driver", "NVML missing, libcuda works (H100)",
+                        "exit 0, verdict ok, flash3 from libcuda's view; finding nvml_missing (ok)",
+                        "the health signals (NVML reads them)");
+}
+
+TEST_CASE("driver fault: the kernel driver is not loaded", "[faults][driver]") {
+    TempDir dir;
+    const auto result = run_on_fake_driver(dir, fake_machine("driver-not-loaded.toml"));
+    const auto report = check_outcome(result, dir, {0, "degraded", "eager", 0});
+    check_finding(result, report, "driver_not_loaded", "degraded", "the NVIDIA kernel driver is not loaded");
+    reliability::record("driver", "NVML init fails: driver not loaded (libcuda fails too)",
+                        "exit 0, verdict degraded, CPU-only, eager; finding driver_not_loaded says the kernel "
+                        "driver is not loaded",
+                        "the GPU");
+}
+
+TEST_CASE("driver fault: driver/library version mismatch", "[faults][driver]") {
+    TempDir dir;
+    const auto result = run_on_fake_driver(dir, fake_machine("version-mismatch.toml"));
+    const auto report = check_outcome(result, dir, {0, "degraded", "eager", 0});
+    check_finding(result, report, "version_mismatch", "degraded", "driver/library version mismatch");
+    reliability::record("driver", "NVML init fails: driver/library version mismatch (libcuda fails too)",
+                        "exit 0, verdict degraded, CPU-only, eager; finding version_mismatch names the mismatch",
+                        "the GPU");
+}
+
+TEST_CASE("driver fault: a GPU that is lost fails the run; the policy can make it degraded", "[faults][driver]") {
+    SECTION("built-in policy") {
+        TempDir dir;
+        const auto result = run_on_fake_driver(dir, fake_machine("gpu-lost.toml"));
+        const auto report = check_outcome(result, dir, {5, "failed", "flash3", 1});
+        check_finding(result, report, "gpu_lost", "failed", "NVML's GPU 1 has fallen off the bus");
+        CHECK(finding(report, "gpu_lost")["nvml_index"] == 1);
+        reliability::record("driver", "GPU 1 of 2 lost (NVML_ERROR_GPU_IS_LOST, libcuda omits it)",
+                            "exit 5, verdict failed, no env file; finding gpu_lost says it fell off the bus",
+                            "the run (the node needs a reset)");
+    }
+    SECTION("user policy: gpu_lost = degraded") {
+        TempDir dir;
+        e2e::write_file(dir.file("policy.toml"), "[policy]\ngpu_lost = \"degraded\"\n");
+        const auto result =
+            run_on_fake_driver(dir, fake_machine("gpu-lost.toml"), {}, {"--recipe", dir.file("policy.toml")});
+        const auto report = check_outcome(result, dir, {0, "degraded", "flash3", 1});
+        check_finding(result, report, "gpu_lost", "degraded", "fallen off the bus");
+        reliability::record("driver", "GPU 1 of 2 lost, with a recipe policy gpu_lost = \"degraded\"",
+                            "exit 0, verdict degraded, flash3 on the remaining H100", "the lost GPU");
+    }
+}
+
+TEST_CASE("driver fault: a library without NVML's functions (a missing symbol)", "[faults][driver]") {
+    TempDir dir;
+    // libfake_cuda has none of NVML's functions: nvmlInit_v2 is missing.
+    const auto result = run_on_fake_driver(dir, e2e::gpu_fixture("h100"), {FAKE_CUDA_LIBRARY, FAKE_CUDA_LIBRARY});
+    const auto report = check_outcome(result, dir, {0, "degraded", "flash3", 1});
+    check_finding(result, report, "nvml_too_old", "degraded", "lacks nvmlInit_v2");
+    reliability::record("driver", "NVML lacks a required function (nvmlInit_v2)",
+                        "exit 0, verdict degraded, flash3 from libcuda's view; finding nvml_too_old names the "
+                        "function",
+                        "the health signals");
+}
+
+TEST_CASE("driver fault: an older driver without the optional functions", "[faults][driver]") {
+    TempDir dir;
+    const auto result = run_on_fake_driver(dir, e2e::gpu_fixture("h100"), {FAKE_NVML_OLD_LIBRARY, FAKE_CUDA_OLD_LIBRARY});
+    const auto report = check_outcome(result, dir, {0, "ok", "flash3", 1});
+    CHECK(report["findings"].empty());
+    // Only the old memory call answers; its 480 MiB reservation stays under the limit.
+    CHECK(report["gpus"][0]["health"] == nlohmann::json{{"memory_used_mib", 480}});
+    reliability::record("driver", "older driver: NVML without the health and compute-capability functions",
+                        "exit 0, verdict ok, flash3; health signals left out of the report",
+                        "the health signals");
+}
+
+TEST_CASE("driver fault: one call fails for one GPU of two", "[faults][driver]") {
+    TempDir dir;
+    const auto result = run_on_fake_driver(dir, fake_machine("one-call-fails.toml"));
+    const auto report = check_outcome(result, dir, {0, "degraded", "flash2", 2});
+    check_finding(result, report, "gpu_unreadable", "degraded", "NVML's GPU 1 could not be read");
+    CHECK(finding(report, "gpu_unreadable")["gpu"] == 1);
+    reliability::record("driver", "nvmlDeviceGetMemoryInfo fails for GPU 1 of 2",
+                        "exit 0, verdict degraded, flash2 on both GPUs; finding gpu_unreadable names the call",
+                        "GPU 1's health signals");
+}
+
+TEST_CASE("driver fault: NVML hangs", "[faults][driver]") {
+    TempDir dir;
+    const auto start = std::chrono::steady_clock::now();
+    const auto result = run_on_fake_driver(dir, fake_machine("nvml-hangs.toml"));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto report = check_outcome(result, dir, {0, "degraded", "flash3", 1});
+    check_finding(result, report, "nvml_hang", "degraded", "NVML did not answer within the time limit");
+    CHECK(seconds < 2.5);  // the hang lasts 3 s; the limit is 1 s
+    reliability::record("driver", "nvmlInit_v2 hangs (3 s) with PROVISION_DETECT_TIMEOUT=1",
+                        fmt::format("exit 0 after {:.1f} s, verdict degraded, flash3 from libcuda's view; finding "
+                                    "nvml_hang",
+                                    seconds),
+                        "the health signals");
+}
+
+TEST_CASE("driver fault: libcuda fails or hangs while NVML works", "[faults][driver]") {
+    for (const auto& [machine, what] : std::vector<std::pair<std::string, std::string>>{
+             {"cuda-init-fails.toml", "cuInit fails (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)"},
+             {"cuda-hangs.toml", "cuInit hangs (3 s) with PROVISION_DETECT_TIMEOUT=1"}}) {
+        INFO(machine);
+        TempDir dir;
+        const auto result = run_on_fake_driver(dir, fake_machine(machine));
+        const auto report = check_outcome(result, dir, {0, "degraded", "flash2", 2});
+        check_finding(result, report, "cuda_problem", "degraded", "the CUDA driver (libcuda) failed");
+        reliability::record("driver", what, "exit 0, verdict degraded, flash2 from NVML's view; finding cuda_problem");
+    }
+}
+
+TEST_CASE("health: a healthy GPU reports every signal and verdict ok", "[faults][health]") {
+    TempDir dir;
+    const auto result = run_on_fake_driver(dir, write_h100(dir, ""));
+    const auto report = check_outcome(result, dir, {0, "ok", "flash3", 1});
+    CHECK(report["findings"].empty());
+    const auto& health = report["gpus"][0]["health"];
+    CHECK(health["uncorrected_ecc_errors"] == 0);
+    CHECK(health["row_remap_failure"] == false);
+    CHECK(health["thermal_slowdown"] == false);
+    CHECK(health["memory_used_mib"] == 0);
+    CHECK(health["other_processes"] == 0);
+    CHECK(health["mig_mode"] == false);
+    CHECK(health.size() == 10);
+}
+
+TEST_CASE("health: each signal lands in the report and the policy sets the verdict", "[faults][health]") {
+    struct Row {
+        std::string health;      // the [gpus.health] table
+        std::string signal;      // the finding expected
+        std::string report_key;  // the health field in the report
+        nlohmann::json value;
+        std::string level;
+        std::string words;
+    };
+    const std::vector<Row> rows = {
+        {"uncorrected_ecc_errors = 2", "uncorrected_ecc", "uncorrected_ecc_errors", 2, "failed",
+         "has had 2 uncorrected ECC memory errors since the driver loaded"},
+        {"row_remap_failure = true", "row_remap_failure", "row_remap_failure", true, "failed",
+         "could not remap a faulty memory row"},
+        {"retired_pages_pending = true", "retired_pages_pending", "retired_pages_pending", true, "degraded",
+         "faulty memory pages waiting to be retired"},
+        {"row_remap_pending = true", "row_remap_pending", "row_remap_pending", true, "degraded",
+         "faulty memory row waiting to be remapped"},
+        {"thermal_slowdown = true", "thermal_slowdown", "thermal_slowdown", true, "degraded",
+         "slowing its clocks because it is too hot"},
+        {"power_brake_slowdown = true", "power_brake_slowdown", "power_brake_slowdown", true, "degraded",
+         "held back by the power brake"},
+        {"hw_slowdown = true", "hw_slowdown", "hw_slowdown", true, "degraded", "slowed by a hardware protection"},
+        {"memory_used_mib = 20480\nother_processes = 2", "memory_in_use", "memory_used_mib", 20480, "degraded",
+         "already has 20480 MiB of memory in use by 2 other processes"},
+        {"mig_mode = true", "mig_mode", "mig_mode", true, "degraded", "is in MIG mode"},
+    };
+    for (const auto& row : rows) {
+        for (const bool through_nvml : {true, false}) {
+            INFO(row.signal << (through_nvml ? " through the fake NVML" : " through --gpu-fixture"));
+            TempDir dir;
+            const std::string machine = write_h100(dir, row.health);
+            const auto result =
+                through_nvml ? run_on_fake_driver(dir, machine)
+                             : e2e::provision({"--gpu-fixture", machine, "--json", "--site-packages",
+                                               e2e::site_packages("all"), "--env-file", dir.file(".env_settings")});
+            const bool failed = row.level == "failed";
+            const auto report = check_outcome(result, dir, {failed ? 5 : 0, row.level, "flash3", 1});
+            check_finding(result, report, row.signal, row.level, row.words);
+            CHECK(finding(report, row.signal)["gpu"] == 0);
+            CHECK(report["gpus"][0]["health"][row.report_key] == row.value);
+            CHECK(report["findings"].size() == 1);
+            if (through_nvml)
+                reliability::record("health", fmt::format("NVML reports {}", row.health),
+                                    fmt::format("exit {}, verdict {}, finding {}{}", failed ? 5 : 0, row.level,
+                                                row.signal, failed ? ", no env file" : ", flash3"),
+                                    failed ? "the run (the GPU is deemed unhealthy)" : "nothing");
+        }
+    }
+}
+
+TEST_CASE("health: a signal the GPU does not support is left out, not a fault", "[faults][health]") {
+    TempDir dir;
+    const auto result = run_on_fake_driver(
+        dir, write_h100(dir, "uncorrected_ecc_errors = 2",
+                        "failing_calls = [{ function = \"nvmlDeviceGetTotalEccErrors\", gpu = 0, error = 3 }]"));
+    const auto report = check_outcome(result, dir, {0, "ok", "flash3", 1});
+    CHECK_FALSE(report["gpus"][0]["health"].contains("uncorrected_ecc_errors"));
+    CHECK(report["findings"].empty());
+    reliability::record("health", "nvmlDeviceGetTotalEccErrors answers NVML_ERROR_NOT_SUPPORTED (GPU without ECC)",
+                        "exit 0, verdict ok; the ECC count is left out of the report", "the ECC signal");
+}
+
+TEST_CASE("health: a user policy changes what a signal weighs", "[faults][health]") {
+    TempDir dir;
+    e2e::write_file(dir.file("policy.toml"),
+                    "[policy]\nuncorrected_ecc = \"degraded\"\nthermal_slowdown = \"failed\"\n");
+    SECTION("uncorrected ECC errors tolerated") {
+        const auto result = run_on_fake_driver(dir, write_h100(dir, "uncorrected_ecc_errors = 1"), {},
+                                               {"--recipe", dir.file("policy.toml")});
+        const auto report = check_outcome(result, dir, {0, "degraded", "flash3", 1});
+        check_finding(result, report, "uncorrected_ecc", "degraded", "1 uncorrected ECC memory error since");
+    }
+    SECTION("a hot GPU refused") {
+        const auto result = run_on_fake_driver(dir, write_h100(dir, "thermal_slowdown = true"), {},
+                                               {"--recipe", dir.file("policy.toml")});
+        const auto report = check_outcome(result, dir, {5, "failed", "flash3", 1});
+        check_finding(result, report, "thermal_slowdown", "failed", "too hot");
+    }
+    reliability::record("health", "recipe policy: uncorrected_ecc = \"degraded\", thermal_slowdown = \"failed\"",
+                        "ECC errors: exit 0, degraded; thermal slowdown: exit 5, failed, no env file");
+}
+
+TEST_CASE("health: a failed GPU starts no workload", "[faults][health]") {
+    TempDir dir;
+    const std::string marker = dir.file("started");
+    const auto result = run_on_fake_driver(dir, write_h100(dir, "row_remap_failure = true"), {},
+                                           {"--", "/bin/sh", "-c", "touch " + marker});
+    CHECK(result.exit_code == 5);
+    CHECK_FALSE(std::filesystem::exists(marker));
+    CHECK_FALSE(std::filesystem::exists(dir.file(".env_settings")));
+    reliability::record("health", "row remapping failure, with a workload command",
+                        "exit 5, the command is not started, no env file", "the run (the GPU is deemed unhealthy)");
+}
+
+TEST_CASE("health: a bad [gpus.health] in a fixture is an error naming file:line:column", "[faults][health]") {
+    TempDir dir;
+    const auto result = e2e::provision({"--gpu-fixture", write_h100(dir, "mig_mode = \"yes\""), "--json"});
+    CHECK(result.exit_code == 3);
+    CHECK(result.err.find(":12:12: 'mig_mode' in the health table of [[gpus]] entry 1 must be true or false") !=
+          std::string::npos);
+}

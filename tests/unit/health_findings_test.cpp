@@ -1,0 +1,221 @@
+// The health stage: findings from GPU health signals and driver faults,
+// weighed by the recipes' [policy], and how they change a run's verdict.
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "health/findings.h"
+#include "health/signals.h"
+#include "recipe/recipe_loader.h"
+#include "test_support.h"
+
+using namespace provision;
+using test_support::TempDir;
+using test_support::write_file;
+
+namespace {
+
+const std::string kBuiltin = test_support::source_path("recipes");
+
+Gpu h100(int index) {
+    Gpu gpu;
+    gpu.index = index;
+    gpu.nvml_index = index;
+    gpu.name = "NVIDIA H100 80GB HBM3";
+    gpu.compute_capability = {9, 0};
+    return gpu;
+}
+
+const Finding* find(const std::vector<Finding>& findings, const std::string& signal) {
+    for (const auto& finding : findings)
+        if (finding.signal == signal) return &finding;
+    return nullptr;
+}
+
+std::string load_error(const std::vector<std::string>& paths) {
+    try {
+        load_recipes(paths);
+    } catch (const Error& error) {
+        CHECK(error.code() == ExitCode::invalid_input);
+        return error.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("the built-in policy weighs every signal and fault class", "[health][policy]") {
+    const HealthPolicy policy = load_recipes({kBuiltin}).policy;
+    for (const auto& key : health::gpu_signals()) CHECK(policy.levels.count(key) == 1);
+    for (const auto& key : health::driver_fault_classes()) CHECK(policy.levels.count(key) == 1);
+    CHECK(policy.level("uncorrected_ecc") == HealthLevel::failed);
+    CHECK(policy.level("row_remap_failure") == HealthLevel::failed);
+    CHECK(policy.level("gpu_lost") == HealthLevel::failed);
+    CHECK(policy.level("thermal_slowdown") == HealthLevel::degraded);
+    CHECK(policy.level("mig_mode") == HealthLevel::degraded);
+    CHECK(policy.level("driver_not_loaded") == HealthLevel::degraded);
+    CHECK(policy.level("nvml_missing") == HealthLevel::ok);
+    CHECK(policy.memory_in_use_min_mib == 1024);
+}
+
+TEST_CASE("a user recipe overrides single policy keys", "[health][policy]") {
+    TempDir dir;
+    write_file(dir.file("mine.toml"), "[policy]\ngpu_lost = \"degraded\"\nmemory_in_use_min_mib = 0\n");
+    const HealthPolicy policy = load_recipes({kBuiltin, dir.file("mine.toml")}).policy;
+    CHECK(policy.level("gpu_lost") == HealthLevel::degraded);
+    CHECK(policy.level("uncorrected_ecc") == HealthLevel::failed);
+    CHECK(policy.memory_in_use_min_mib == 0);
+}
+
+TEST_CASE("a bad [policy] is an error naming file:line:column", "[health][policy]") {
+    TempDir dir;
+    SECTION("unknown key, with a suggestion") {
+        write_file(dir.file("p.toml"), "[policy]\nuncorected_ecc = \"failed\"\n");
+        const std::string message = load_error({kBuiltin, dir.file("p.toml")});
+        CHECK(message.find(dir.file("p.toml") + ":2:1: unknown key 'uncorected_ecc' in [policy]") !=
+              std::string::npos);
+        CHECK(message.find("did you mean 'uncorrected_ecc'?") != std::string::npos);
+    }
+    SECTION("unknown level") {
+        write_file(dir.file("p.toml"), "[policy]\n\ngpu_lost = \"fatal\"\n");
+        CHECK(load_error({kBuiltin, dir.file("p.toml")}) ==
+              dir.file("p.toml") + ":3:12: 'gpu_lost' in [policy] must be \"ok\", \"degraded\" or \"failed\", not "
+                                   "\"fatal\"");
+    }
+    SECTION("wrong type") {
+        write_file(dir.file("p.toml"), "[policy]\nmemory_in_use_min_mib = \"1 GiB\"\n");
+        CHECK(load_error({kBuiltin, dir.file("p.toml")}).find(":2:25: 'memory_in_use_min_mib' in [policy] must be "
+                                                              "an integer") != std::string::npos);
+    }
+}
+
+TEST_CASE("a healthy machine has no findings", "[health]") {
+    Inventory inventory;
+    inventory.source = InventorySource::driver;
+    Gpu gpu = h100(0);
+    gpu.health.uncorrected_ecc_errors = 0;
+    gpu.health.row_remap_failure = false;
+    gpu.health.memory_used_mib = 600;  // under the limit, with no process: the driver's own
+    gpu.health.other_processes = 0;
+    gpu.health.mig_mode = false;
+    inventory.gpus.push_back(gpu);
+    const auto findings = evaluate_health(inventory, load_recipes({kBuiltin}).policy);
+    CHECK(findings.empty());
+    CHECK(worst_level(findings) == HealthLevel::ok);
+}
+
+TEST_CASE("each GPU signal becomes a finding at its policy's level", "[health]") {
+    const HealthPolicy policy = load_recipes({kBuiltin}).policy;
+    Inventory inventory;
+    Gpu gpu = h100(1);
+    gpu.nvml_index = 3;
+    gpu.health.uncorrected_ecc_errors = 2;
+    gpu.health.retired_pages_pending = true;
+    gpu.health.row_remap_pending = true;
+    gpu.health.row_remap_failure = true;
+    gpu.health.thermal_slowdown = true;
+    gpu.health.power_brake_slowdown = true;
+    gpu.health.hw_slowdown = true;
+    gpu.health.memory_used_mib = 100;
+    gpu.health.other_processes = 1;
+    gpu.health.mig_mode = true;
+    inventory.gpus.push_back(gpu);
+    const auto findings = evaluate_health(inventory, policy);
+    REQUIRE(findings.size() == health::gpu_signals().size());
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+        CHECK(findings[i].signal == health::gpu_signals()[i]);
+        CHECK(findings[i].gpu == 1);
+        CHECK(findings[i].nvml_index == 3);
+        CHECK(findings[i].level == policy.level(findings[i].signal));
+        CHECK(findings[i].words.rfind("GPU 1 (NVIDIA H100 80GB HBM3) ", 0) == 0);
+    }
+    CHECK(find(findings, "uncorrected_ecc")->words.find("2 uncorrected ECC memory errors") != std::string::npos);
+    CHECK(find(findings, "memory_in_use")->words.find("100 MiB of memory in use by 1 other process") !=
+          std::string::npos);
+    CHECK(worst_level(findings) == HealthLevel::failed);
+}
+
+TEST_CASE("memory in use counts from the policy's limit when no process is listed", "[health]") {
+    HealthPolicy policy;
+    policy.memory_in_use_min_mib = 2048;
+    Inventory inventory;
+    inventory.gpus.push_back(h100(0));
+    inventory.gpus[0].health.memory_used_mib = 2047;
+    CHECK(evaluate_health(inventory, policy).empty());
+    inventory.gpus[0].health.memory_used_mib = 2048;
+    const auto findings = evaluate_health(inventory, policy);
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].signal == "memory_in_use");
+    CHECK(findings[0].level == HealthLevel::degraded);  // no recipe set it
+}
+
+TEST_CASE("driver faults become findings, libcuda's as cuda_problem", "[health]") {
+    const HealthPolicy policy = load_recipes({kBuiltin}).policy;
+    SECTION("a lost GPU outside the workload's view") {
+        Inventory inventory;
+        inventory.gpus.push_back(h100(0));
+        inventory.driver_problem = true;
+        inventory.driver_faults.push_back({DriverFaultKind::gpu_lost, 1, "NVML's GPU 1 has fallen off the bus"});
+        const auto findings = evaluate_health(inventory, policy);
+        REQUIRE(findings.size() == 1);
+        CHECK(findings[0].signal == "gpu_lost");
+        CHECK(findings[0].gpu == -1);
+        CHECK(findings[0].nvml_index == 1);
+        CHECK(findings[0].level == HealthLevel::failed);
+        CHECK(findings[0].words == "NVML's GPU 1 has fallen off the bus");
+    }
+    SECTION("an unreadable GPU the workload sees") {
+        Inventory inventory;
+        inventory.gpus.push_back(h100(0));
+        inventory.gpus[0].nvml_index = 2;
+        inventory.driver_problem = true;
+        inventory.driver_faults.push_back({DriverFaultKind::gpu_unreadable, 2, "NVML's GPU 2 could not be read"});
+        const auto findings = evaluate_health(inventory, policy);
+        REQUIRE(findings.size() == 1);
+        CHECK(findings[0].gpu == 0);
+        CHECK(findings[0].level == HealthLevel::degraded);
+    }
+    SECTION("libcuda failing while NVML is healthy") {
+        Inventory inventory;
+        inventory.driver_problem = true;
+        const auto findings = evaluate_health(inventory, policy);
+        REQUIRE(findings.size() == 1);
+        CHECK(findings[0].signal == "cuda_problem");
+        CHECK(findings[0].level == HealthLevel::degraded);
+    }
+    SECTION("no NVML at all is a CPU-only machine") {
+        Inventory inventory;
+        inventory.driver_faults.push_back({DriverFaultKind::nvml_missing, -1, "NVML is not available"});
+        const auto findings = evaluate_health(inventory, policy);
+        REQUIRE(findings.size() == 1);
+        CHECK(findings[0].signal == "nvml_missing");
+        CHECK(worst_level(findings) == HealthLevel::ok);
+    }
+}
+
+TEST_CASE("findings only ever make the verdict worse", "[health]") {
+    const Finding degraded{0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"};
+    const Finding failed{0, 0, "uncorrected_ecc", HealthLevel::failed, "ecc"};
+    const Finding fine{-1, -1, "nvml_missing", HealthLevel::ok, "no NVML"};
+    struct Row {
+        std::vector<Finding> findings;
+        std::string verdict;
+        ExitCode code;
+        std::string expected_verdict;
+        ExitCode expected_code;
+    };
+    for (const auto& row : std::vector<Row>{
+             {{}, "ok", ExitCode::ok, "ok", ExitCode::ok},
+             {{fine}, "ok", ExitCode::ok, "ok", ExitCode::ok},
+             {{degraded, fine}, "ok", ExitCode::ok, "degraded", ExitCode::ok},
+             {{degraded}, "failed", ExitCode::no_mechanism, "failed", ExitCode::no_mechanism},
+             {{degraded, failed}, "ok", ExitCode::ok, "failed", ExitCode::validation_failed},
+             {{failed}, "degraded", ExitCode::ok, "failed", ExitCode::validation_failed},
+             {{failed}, "failed", ExitCode::no_mechanism, "failed", ExitCode::no_mechanism},
+         }) {
+        std::string verdict = row.verdict;
+        ExitCode code = row.code;
+        apply_findings(row.findings, verdict, code);
+        CHECK(verdict == row.expected_verdict);
+        CHECK(code == row.expected_code);
+    }
+}
