@@ -184,6 +184,7 @@ Plan plan_run(const Options& options) {
         return plan;
     }
     report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
+    for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
     report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
     const bool degraded = decision.source == "forced" || decision.fell_back_after_validation ||
                           report.validation.status == "failed";

@@ -1,5 +1,7 @@
 #include "env/env_settings.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -16,6 +18,24 @@ void EnvSettings::set(const std::string& name, const std::string& value) {
         }
     }
     entries_.emplace_back(name, value);
+}
+
+void EnvSettings::keep(const KeptVariable& kept) {
+    set(kept.name, kept.value);
+    std::erase_if(kept_, [&](const KeptVariable& k) { return k.name == kept.name; });
+    kept_.push_back(kept);
+}
+
+bool EnvSettings::is_kept(const std::string& name) const {
+    return std::any_of(kept_.begin(), kept_.end(), [&](const KeptVariable& k) { return k.name == name; });
+}
+
+std::string describe(const KeptVariable& kept) {
+    std::string text = fmt::format("{}={} kept from the environment (the recipe's value: {})", kept.name, kept.value,
+                                   kept.recipe_value);
+    if (!kept.mechanism.empty())
+        text += fmt::format("; the workload follows it rather than the selected {}", kept.mechanism);
+    return text;
 }
 
 std::optional<std::string> EnvSettings::get(const std::string& name) const {
@@ -52,29 +72,43 @@ std::map<std::string, bool> feature_states(const Inventory& inventory, const Rec
     return states;
 }
 
+namespace {
+
+// The variables whose value is the decision itself, whatever the user set.
+bool carries_decision(const WorkloadSpec& workload, const std::string& name) {
+    return name.starts_with("PROVISION_") ||
+           std::find(workload.override_variables.begin(), workload.override_variables.end(), name) !=
+               workload.override_variables.end();
+}
+
+}  // namespace
+
 EnvSettings build_env_settings(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
                                const Decision& decision, const std::map<std::string, bool>& features,
                                const std::map<std::string, std::string>& environment) {
     EnvSettings settings;
-    // A plain recipe setting yields to the user's own value, and says so by
-    // writing that value, so the file always tells what the workload gets.
-    auto set_default = [&](const std::string& name, const std::string& value) {
+    // A user's own value wins over the recipe's, and is written as it is, so
+    // the file always tells what the workload gets.
+    auto put = [&](const std::string& name, const std::string& value, const std::string& mechanism) {
         const auto it = environment.find(name);
-        settings.set(name, it != environment.end() ? it->second : value);
+        if (it == environment.end() || it->second == value || carries_decision(workload, name)) {
+            settings.set(name, value);
+            return;
+        }
+        settings.keep({name, it->second, value, mechanism});
     };
-    for (const auto& [name, value] : workload.env) set_default(name, value);
+    for (const auto& [name, value] : workload.env) put(name, value, "");
     if (!inventory.gpus.empty())
-        for (const auto& [name, value] : workload.gpu_env) set_default(name, value);
+        for (const auto& [name, value] : workload.gpu_env) put(name, value, "");
     for (const auto& [name, enabled] : features) {
         const FeatureSpec& feature = recipes.features.at(name);
         for (const auto& [variable, value] : enabled ? feature.env_enabled : feature.env_disabled)
-            set_default(variable, value);
+            put(variable, value, "");
     }
-    // The decision itself always wins: it already honoured the overrides.
     for (const auto& [variable, values] : workload.mechanism_env) {
         auto it = values.find(decision.mechanism);
         if (it == values.end()) it = values.find("*");
-        if (it != values.end()) settings.set(variable, it->second);
+        if (it != values.end()) put(variable, it->second, decision.mechanism);
     }
     settings.set("PROVISION_ATTENTION", decision.mechanism);
     return settings;

@@ -13,6 +13,15 @@
 
 namespace provision {
 
+// A variable the user had already set to another value than the recipes'
+// own: the user's value is the one written and handed on.
+struct KeptVariable {
+    std::string name;
+    std::string value;          // the user's
+    std::string recipe_value;   // what the recipes would have written
+    std::string mechanism;      // set when the variable names the attention backend
+};
+
 // Ordered so the env file and the report read the same way every time.
 class EnvSettings {
 public:
@@ -21,17 +30,31 @@ public:
     const std::vector<std::pair<std::string, std::string>>& entries() const { return entries_; }
     bool empty() const { return entries_.empty(); }
 
+    // Sets `kept.name` to the user's value and remembers why.
+    void keep(const KeptVariable& kept);
+    const std::vector<KeptVariable>& kept() const { return kept_; }
+    bool is_kept(const std::string& name) const;
+
 private:
     std::vector<std::pair<std::string, std::string>> entries_;
+    std::vector<KeptVariable> kept_;
 };
+
+// One line for the report: "NAME=value kept from the environment (...)".
+std::string describe(const KeptVariable& kept);
 
 // Whether each feature of the recipes is on: every visible GPU is in its
 // range and none of its checks failed.
 std::map<std::string, bool> feature_states(const Inventory& inventory, const RecipeSet& recipes,
                                            const CheckVerdicts& checks);
 
-// `environment` is the current process environment: a recipe's plain
-// settings never replace what the user already set there.
+// `environment` is the current process environment.  Variables that carry
+// the decision -- PROVISION_ATTENTION, the PROVISION_* variables a workload
+// recipe writes, and the workload's override variables (which the decision
+// already read) -- always hold the selected mechanism.  Every other variable
+// a recipe writes (plain settings, feature switches, a workload's own backend
+// variable such as DIFFUSERS_ATTN_BACKEND) keeps a value the user already
+// set, and the settings record it as kept.
 EnvSettings build_env_settings(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
                                const Decision& decision, const std::map<std::string, bool>& features,
                                const std::map<std::string, std::string>& environment);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -14,12 +15,19 @@
 namespace provision {
 namespace {
 
-// "--flag" or "--flag=value" given by the user counts as "--flag".
+// "-x", "--x"; "-1" is a value.
+bool is_flag(const std::string& arg) {
+    return arg.size() > 1 && arg[0] == '-' && !std::isdigit(static_cast<unsigned char>(arg[1]));
+}
+
+// "--flag=value" names "--flag".
+std::string flag_name(const std::string& arg) { return arg.substr(0, arg.find('=')); }
+
+// "--flag" or "--flag=value" given by the user counts as "--flag".  The
+// program's own name (command[0]) is no argument.
 bool user_gave(const std::vector<std::string>& command, const std::string& flag) {
-    return std::any_of(command.begin() + (command.empty() ? 0 : 1), command.end(), [&](const std::string& arg) {
-        return arg == flag || (arg.size() > flag.size() && arg.compare(0, flag.size(), flag) == 0 &&
-                               arg[flag.size()] == '=');
-    });
+    return std::any_of(command.begin() + (command.empty() ? 0 : 1), command.end(),
+                       [&](const std::string& arg) { return is_flag(arg) && flag_name(arg) == flag; });
 }
 
 }  // namespace
@@ -30,9 +38,14 @@ std::vector<std::string> workload_arguments(const WorkloadSpec& workload, const 
     if (it == workload.arguments.end()) return {};
     for (const auto& flag : workload.conflicting_arguments)
         if (user_gave(command, flag)) return {};
+    // A flag and the values that follow it are one unit: added whole, or
+    // left out whole when the user gave the flag, so no stray value is left.
     std::vector<std::string> added;
-    for (const auto& flag : it->second)
-        if (!flag.starts_with("-") || !user_gave(command, flag)) added.push_back(flag);
+    bool skipping = false;
+    for (const auto& arg : it->second) {
+        if (is_flag(arg)) skipping = user_gave(command, flag_name(arg));
+        if (!skipping) added.push_back(arg);
+    }
     return added;
 }
 

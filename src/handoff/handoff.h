@@ -11,7 +11,8 @@
 namespace provision {
 
 // The flags the workload recipe adds for `mechanism`, minus any the user
-// already gave (or that conflict with one the user gave).
+// already gave as "--flag" or "--flag=value" (a recipe flag's own values go
+// with it), and none at all when the user gave a conflicting flag.
 std::vector<std::string> workload_arguments(const WorkloadSpec& workload, const std::string& mechanism,
                                             const std::vector<std::string>& command);
 

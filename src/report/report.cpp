@@ -188,14 +188,19 @@ std::string render_summary(const Report& report, bool explain) {
         if (!said) out += fmt::format("  note: {}\n", note);
     }
     for (const auto& note : report.notes) out += fmt::format("  note: {}\n", note);
-    if (explain) {
+    // With nothing selected a pod log must say why without --explain.
+    if (explain || report.decision.mechanism.empty()) {
         out += fmt::format("  Candidates ({} order):\n", report.decision.preference_key);
         for (const auto& candidate : report.decision.candidates) {
             out += fmt::format("    {} {}\n", candidate.accepted ? "[accepted]" : "[rejected]", candidate.mechanism);
             for (const auto& reason : candidate.reasons) out += fmt::format("        - {}\n", reason);
         }
+    }
+    if (explain) {
         out += "  Env settings:\n";
-        for (const auto& [name, value] : report.env.entries()) out += fmt::format("    {}={}\n", name, value);
+        for (const auto& [name, value] : report.env.entries())
+            out += fmt::format("    {}={}{}\n", name, value,
+                               report.env.is_kept(name) ? " (kept from the environment)" : "");
     }
     out += "===================================================================\n";
     return out;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -83,6 +84,12 @@ std::vector<std::string> hardware_and_package_reasons(const MechanismSpec& mecha
     return reasons;
 }
 
+std::vector<std::string> workload_reasons(const WorkloadSpec& workload, const std::string& mechanism) {
+    if (workload_accepts(workload, mechanism)) return {};
+    return {fmt::format("the '{}' workload cannot use {} (it accepts: {})", workload.name, mechanism,
+                        fmt::join(accepted_mechanisms(workload), ", "))};
+}
+
 std::vector<std::string> check_reasons(const MechanismSpec& mechanism, const Inventory& inventory,
                                        const CheckVerdicts& checks) {
     std::vector<std::string> reasons;
@@ -96,7 +103,32 @@ std::vector<std::string> check_reasons(const MechanismSpec& mechanism, const Inv
     return reasons;
 }
 
+std::string lowercase(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
+// Blanks around a value are a quoting slip in a pod spec, not part of the name.
+std::string trimmed(const std::string& text) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return {};
+    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
 }  // namespace
+
+std::vector<std::string> accepted_mechanisms(const WorkloadSpec& workload) {
+    std::set<std::string> names;
+    for (const auto& [architecture, order] : workload.preference) names.insert(order.begin(), order.end());
+    for (const auto& [mechanism, flags] : workload.arguments) names.insert(mechanism);
+    for (const auto& [mechanism, needs] : workload.mechanism_requirements) names.insert(mechanism);
+    return {names.begin(), names.end()};
+}
+
+bool workload_accepts(const WorkloadSpec& workload, const std::string& mechanism) {
+    const auto names = accepted_mechanisms(workload);
+    return std::find(names.begin(), names.end(), mechanism) != names.end();
+}
 
 std::optional<Override> read_override(const std::map<std::string, std::string>& environment,
                                       const WorkloadSpec& workload, const RecipeSet& recipes) {
@@ -104,11 +136,10 @@ std::optional<Override> read_override(const std::map<std::string, std::string>& 
     variables.insert(variables.end(), workload.override_variables.begin(), workload.override_variables.end());
     for (const auto& variable : variables) {
         const auto it = environment.find(variable);
-        if (it == environment.end() || it->second.empty()) continue;
-        std::string value = it->second;
-        std::string lowered = value;
-        std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return std::tolower(c); });
-        if (lowered == "auto") return std::nullopt;
+        if (it == environment.end()) continue;
+        const std::string value = trimmed(it->second);
+        // "auto" leaves the choice to the next variable, then to provision.
+        if (value.empty() || lowercase(value) == "auto") continue;
         const auto canonical = recipes.canonical_mechanism(value);
         if (!canonical) {
             std::string message = fmt::format("{}={}: unknown attention mechanism", variable, value);
@@ -164,7 +195,9 @@ Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, 
         const MechanismSpec mechanism = recipes.mechanism_for(workload, name);
         Candidate candidate;
         candidate.mechanism = name;
-        candidate.reasons = hardware_and_package_reasons(mechanism, inventory, packages);
+        candidate.reasons = workload_reasons(workload, name);
+        auto unmet = hardware_and_package_reasons(mechanism, inventory, packages);
+        candidate.reasons.insert(candidate.reasons.end(), unmet.begin(), unmet.end());
         if (candidate.reasons.empty() && first_without_checks.empty()) first_without_checks = name;
         auto failed = check_reasons(mechanism, inventory, checks);
         candidate.reasons.insert(candidate.reasons.end(), failed.begin(), failed.end());
@@ -191,8 +224,11 @@ Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, 
             decision.warnings.push_back(fmt::format("{} is forced although: {}", wanted, why));
             return decision;
         }
-        const auto hardware =
-            hardware_and_package_reasons(recipes.mechanism_for(workload, wanted), inventory, packages);
+        // Refused before validation (the workload, the hardware or the
+        // packages), or only by a failed check.
+        auto hardware = workload_reasons(workload, wanted);
+        auto unmet = hardware_and_package_reasons(recipes.mechanism_for(workload, wanted), inventory, packages);
+        hardware.insert(hardware.end(), unmet.begin(), unmet.end());
         decision.override_refused = !hardware.empty();
         decision.override_failed_validation = hardware.empty();
         decision.source = "override";

@@ -51,10 +51,18 @@ struct Decision {
 };
 
 // Reads PROVISION_ATTENTION, then the workload's override variables, from
-// `environment`.  "auto" (or empty) means choose.  Throws Error(usage) for a
-// name that is no mechanism, listing the valid ones.
+// `environment`: the first that names a mechanism wins.  "auto" (or empty)
+// means "choose" and passes the word to the next variable.  Throws
+// Error(usage) for a name that is no mechanism, listing the valid ones.
 std::optional<Override> read_override(const std::map<std::string, std::string>& environment,
                                       const WorkloadSpec& workload, const RecipeSet& recipes);
+
+// Whether the workload can use `mechanism` at all: its recipe orders it for
+// some architecture, has flags for it, or states requirements for it.
+bool workload_accepts(const WorkloadSpec& workload, const std::string& mechanism);
+
+// The mechanisms the workload can use, sorted.
+std::vector<std::string> accepted_mechanisms(const WorkloadSpec& workload);
 
 // Why `mechanism` cannot serve this machine (empty: it can).
 std::vector<std::string> unmet_requirements(const MechanismSpec& mechanism, const Inventory& inventory,

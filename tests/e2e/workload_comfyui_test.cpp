@@ -120,3 +120,32 @@ TEST_CASE("comfyui: COMFYUI_ATTENTION_MECHANISM and PROVISION_ATTENTION choose t
                    Catch::Contains("COMFYUI_ATTENTION_MECHANISM=sage"));
     }
 }
+
+TEST_CASE("comfyui: PROVISION_ATTENTION=auto leaves the choice to COMFYUI_ATTENTION_MECHANISM") {
+    workload_e2e::expect_handoff("comfyui", all(), kCommand, gpu("ada", "sage", kSage),
+                                 {{"PROVISION_ATTENTION", "auto"}, {"COMFYUI_ATTENTION_MECHANISM", "sage"}});
+    workload_e2e::expect_handoff("comfyui", all(), kCommand, gpu("ada", "flash2", kFlash),
+                                 {{"PROVISION_ATTENTION", "auto"}, {"COMFYUI_ATTENTION_MECHANISM", "auto"}});
+}
+
+TEST_CASE("comfyui: FlexAttention, which ComfyUI has no option for, is refused") {
+    e2e::TempDir dir;
+    const auto handoff = workload_e2e::hand_off(workload_e2e::options(dir, "comfyui", "ada", all()), kCommand, {},
+                                                {{"COMFYUI_ATTENTION_MECHANISM", "flex"}});
+    CHECK(handoff.result.exit_code == 4);
+    CHECK(handoff.arguments.empty());
+    CHECK_THAT(handoff.result.err, Catch::Contains("the 'comfyui' workload cannot use flex"));
+}
+
+TEST_CASE("comfyui: the user's allocator setting is kept and noted") {
+    e2e::TempDir dir;
+    const auto handoff = workload_e2e::hand_off(workload_e2e::options(dir, "comfyui", "ampere", all()), kCommand,
+                                                {"PYTORCH_CUDA_ALLOC_CONF"},
+                                                {{"PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync"}});
+    REQUIRE(handoff.result.exit_code == 0);
+    CHECK(handoff.env.at("PYTORCH_CUDA_ALLOC_CONF") == "backend:cudaMallocAsync");
+    CHECK(e2e::source_env_file(dir.file(".env_settings"), {"PYTORCH_CUDA_ALLOC_CONF"}).at("PYTORCH_CUDA_ALLOC_CONF") ==
+          "backend:cudaMallocAsync");
+    CHECK_THAT(handoff.result.err,
+               Catch::Contains("PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync kept from the environment"));
+}

@@ -94,3 +94,18 @@ TEST_CASE("diffusers: PROVISION_ATTENTION picks the backend") {
         CHECK(handoff.arguments.empty());
     }
 }
+
+TEST_CASE("diffusers: DIFFUSERS_ATTN_BACKEND the user set is kept, and the summary says so") {
+    e2e::TempDir dir;
+    auto args = workload_e2e::options(dir, "diffusers", "hopper", packages("all"));
+    args.push_back("--explain");
+    const auto handoff = workload_e2e::hand_off(args, kCommand, {"DIFFUSERS_ATTN_BACKEND", "PROVISION_ATTENTION"},
+                                                {{"DIFFUSERS_ATTN_BACKEND", "_native_cudnn"}});
+    REQUIRE(handoff.result.exit_code == 0);
+    CHECK(handoff.env.at("DIFFUSERS_ATTN_BACKEND") == "_native_cudnn");
+    CHECK(handoff.env.at("PROVISION_ATTENTION") == "flash3");
+    CHECK(e2e::source_env_file(dir.file(".env_settings"), {"DIFFUSERS_ATTN_BACKEND"}).at("DIFFUSERS_ATTN_BACKEND") ==
+          "_native_cudnn");
+    CHECK_THAT(handoff.result.err, Catch::Contains("DIFFUSERS_ATTN_BACKEND=_native_cudnn kept from the environment"));
+    CHECK_THAT(handoff.result.err, Catch::Contains("_flash_3"));
+}

@@ -141,3 +141,57 @@ TEST_CASE("vllm: the user's own allocator setting still reaches vLLM, and the en
               .at("PYTORCH_CUDA_ALLOC_CONF")
               .empty());
 }
+
+TEST_CASE("vllm: with nothing to serve, the summary says why even without --explain") {
+    e2e::TempDir dir;
+    const auto handoff =
+        workload_e2e::hand_off(workload_e2e::options(dir, "vllm", "ampere", {e2e::site_packages("all")}), kCommand, {});
+    CHECK(handoff.result.exit_code == 4);
+    CHECK_THAT(handoff.result.err, Catch::Contains("[rejected] flash2"));
+    CHECK_THAT(handoff.result.err, Catch::Contains("[rejected] flex"));
+    CHECK_THAT(handoff.result.err, Catch::Contains("needs vllm>=0.13 (not installed)"));
+}
+
+TEST_CASE("vllm: a mechanism vLLM has no backend for is refused, unless forced") {
+    e2e::TempDir dir;
+    const auto options = workload_e2e::options(dir, "vllm", "ampere", with_vllm(dir, "all"));
+    SECTION("sdpa: exit 4, naming what vLLM accepts") {
+        const auto handoff = workload_e2e::hand_off(options, kCommand, {}, {{"PROVISION_ATTENTION", "sdpa"}});
+        CHECK(handoff.result.exit_code == 4);
+        CHECK(handoff.arguments.empty());
+        CHECK_THAT(handoff.result.err, Catch::Contains("the 'vllm' workload cannot use sdpa"));
+        CHECK_THAT(handoff.result.err, Catch::Contains("accepts: eager, flash2, flash3, flex"));
+    }
+    SECTION("forced: handed off with a warning and no backend flag") {
+        const auto handoff = workload_e2e::hand_off(options, kCommand, {"PROVISION_ATTENTION"},
+                                                    {{"PROVISION_ATTENTION", "xformers"}, {"PROVISION_FORCE", "1"}});
+        CHECK(handoff.result.exit_code == 0);
+        CHECK(handoff.arguments == kCommand);
+        CHECK(handoff.env.at("PROVISION_ATTENTION") == "xformers");
+        CHECK_THAT(handoff.result.err, Catch::Contains("warning: xformers is forced"));
+    }
+}
+
+TEST_CASE("vllm: VLLM_ATTENTION_BACKEND the user set is kept when a recipe would write it") {
+    e2e::TempDir dir;
+    // An older-release recipe that still writes the variable.
+    e2e::write_file(dir.file("old-vllm.toml"),
+                    "[workloads.vllm.mechanism_env.VLLM_ATTENTION_BACKEND]\nflash2 = \"FLASH_ATTN\"\n"
+                    "flex = \"FLEX_ATTENTION\"\n");
+    auto options = workload_e2e::options(dir, "vllm", "ampere", with_vllm(dir, "all"));
+    options.insert(options.end(), {"--recipe", dir.file("old-vllm.toml")});
+    SECTION("unset: the recipe's value") {
+        const auto handoff = workload_e2e::hand_off(options, kCommand, {"VLLM_ATTENTION_BACKEND"});
+        REQUIRE(handoff.result.exit_code == 0);
+        CHECK(handoff.env.at("VLLM_ATTENTION_BACKEND") == "FLASH_ATTN");
+    }
+    SECTION("set: the user's value reaches vLLM and the env file, and the summary says so") {
+        const auto handoff = workload_e2e::hand_off(options, kCommand, {"VLLM_ATTENTION_BACKEND"},
+                                                    {{"VLLM_ATTENTION_BACKEND", "FLASHINFER"}});
+        REQUIRE(handoff.result.exit_code == 0);
+        CHECK(handoff.env.at("VLLM_ATTENTION_BACKEND") == "FLASHINFER");
+        CHECK(e2e::source_env_file(dir.file(".env_settings"), {"VLLM_ATTENTION_BACKEND"}).at("VLLM_ATTENTION_BACKEND") ==
+              "FLASHINFER");
+        CHECK_THAT(handoff.result.err, Catch::Contains("VLLM_ATTENTION_BACKEND=FLASHINFER kept from the environment"));
+    }
+}

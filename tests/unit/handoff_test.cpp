@@ -26,3 +26,42 @@ TEST_CASE("a flag given as --flag=value counts as given") {
     CHECK(workload_arguments(sglang, "flash3", {"python", "-m", "sglang.launch_server"}) ==
           std::vector<std::string>{"--attention-backend", "fa3"});
 }
+
+TEST_CASE("a recipe flag with a separate value is added whole or not at all") {
+    WorkloadSpec sglang;  // no conflicting_arguments: the flag itself must be enough
+    sglang.arguments["flash3"] = {"--attention-backend", "fa3"};
+    const std::vector<std::string> base{"python", "-m", "sglang.launch_server"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto command = base;
+        command.insert(command.end(), extra.begin(), extra.end());
+        return command;
+    };
+    CHECK(workload_arguments(sglang, "flash3", with({"--attention-backend", "triton"})).empty());
+    CHECK(workload_arguments(sglang, "flash3", with({"--attention-backend=triton"})).empty());
+    CHECK(workload_arguments(sglang, "flash3", with({"--model", "m"})) ==
+          std::vector<std::string>{"--attention-backend", "fa3"});
+}
+
+TEST_CASE("a recipe flag written --flag=value is not added when the user gave --flag in either form") {
+    WorkloadSpec vllm;
+    vllm.arguments["flex"] = {"--attention-backend=FLEX_ATTENTION", "--enforce-eager"};
+    CHECK(workload_arguments(vllm, "flex", {"vllm", "serve", "--attention-backend", "FLASHINFER"}) ==
+          std::vector<std::string>{"--enforce-eager"});
+    CHECK(workload_arguments(vllm, "flex", {"vllm", "serve", "--attention-backend=FLASHINFER"}) ==
+          std::vector<std::string>{"--enforce-eager"});
+    CHECK(workload_arguments(vllm, "flex", {"vllm", "serve", "--enforce-eager"}) ==
+          std::vector<std::string>{"--attention-backend=FLEX_ATTENTION"});
+}
+
+TEST_CASE("several flags with values: only those the user gave are left out") {
+    WorkloadSpec spec;
+    spec.arguments["flash2"] = {"--backend", "fa", "--version", "2", "--quiet"};
+    CHECK(workload_arguments(spec, "flash2", {"run", "--version", "3"}) ==
+          std::vector<std::string>{"--backend", "fa", "--quiet"});
+    CHECK(workload_arguments(spec, "flash2", {"run", "--quiet", "--backend=x"}) ==
+          std::vector<std::string>{"--version", "2"});
+    // A value of the user's that merely looks like the recipe's flag is no flag.
+    CHECK(workload_arguments(spec, "flash2", {"run", "--backend-extra"}) == spec.arguments["flash2"]);
+    // The program's own name is not one of its arguments.
+    CHECK(workload_arguments(spec, "flash2", {"--quiet"}) == spec.arguments["flash2"]);
+}

@@ -179,3 +179,95 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
         }
     }
 }
+
+TEST_CASE("PROVISION_ATTENTION=auto falls through to the workload's own override variables") {
+    const auto& comfyui = recipes().workloads.at("comfyui");
+    SECTION("the workload's variable then decides") {
+        const auto request = read_override(
+            {{"PROVISION_ATTENTION", "auto"}, {"COMFYUI_ATTENTION_MECHANISM", "sage"}}, comfyui, recipes());
+        REQUIRE(request);
+        CHECK(request->mechanism == "sage");
+        CHECK(request->variable == "COMFYUI_ATTENTION_MECHANISM");
+    }
+    SECTION("auto everywhere means choose") {
+        CHECK_FALSE(read_override({{"PROVISION_ATTENTION", "AUTO"}, {"COMFYUI_ATTENTION_MECHANISM", "auto"}}, comfyui,
+                                  recipes())
+                        .has_value());
+    }
+    SECTION("a concrete PROVISION_ATTENTION is still read first") {
+        const auto request = read_override(
+            {{"PROVISION_ATTENTION", "sdpa"}, {"COMFYUI_ATTENTION_MECHANISM", "sage"}}, comfyui, recipes());
+        REQUIRE(request);
+        CHECK(request->mechanism == "sdpa");
+    }
+    SECTION("surrounding blanks are ignored") {
+        const auto request = read_override({{"PROVISION_ATTENTION", " flash2\n"}}, comfyui, recipes());
+        REQUIRE(request);
+        CHECK(request->mechanism == "flash2");
+    }
+}
+
+TEST_CASE("an override the workload has no use for is refused, naming what it accepts") {
+    PackageIndex packages = all_packages();
+    packages.add({"vllm", "0.26.0", "/fake/vllm"});
+    const auto& vllm = recipes().workloads.at("vllm");
+    const auto a100 = machine({{"A100", "8.0"}});
+
+    SECTION("refused without PROVISION_FORCE") {
+        const auto request = read_override({{"PROVISION_ATTENTION", "sdpa"}}, vllm, recipes());
+        const auto decision = select_mechanism(a100, recipes(), vllm, packages, request, {});
+        CHECK(decision.mechanism.empty());
+        CHECK(decision.override_refused);
+        CHECK_FALSE(decision.override_failed_validation);
+        CHECK_THAT(decision.reason, Catch::Contains("PROVISION_ATTENTION=sdpa cannot be served"));
+        CHECK_THAT(decision.reason, Catch::Contains("the 'vllm' workload cannot use sdpa"));
+        CHECK_THAT(decision.reason, Catch::Contains("accepts: eager, flash2, flash3, flex"));
+        const auto sdpa = std::find_if(decision.candidates.begin(), decision.candidates.end(),
+                                       [](const Candidate& c) { return c.mechanism == "sdpa"; });
+        REQUIRE(sdpa != decision.candidates.end());
+        CHECK_FALSE(sdpa->accepted);
+    }
+    SECTION("PROVISION_FORCE=1 proceeds with a warning") {
+        const auto request =
+            read_override({{"PROVISION_ATTENTION", "xformers"}, {"PROVISION_FORCE", "1"}}, vllm, recipes());
+        const auto decision = select_mechanism(a100, recipes(), vllm, packages, request, {});
+        CHECK(decision.mechanism == "xformers");
+        CHECK(decision.source == "forced");
+        REQUIRE(decision.warnings.size() == 1);
+        CHECK_THAT(decision.warnings.front(), Catch::Contains("cannot use xformers"));
+    }
+    SECTION("a mechanism the workload only takes when asked for (ComfyUI's flash3) is served") {
+        const auto& comfyui = recipes().workloads.at("comfyui");
+        const auto request = read_override({{"COMFYUI_ATTENTION_MECHANISM", "flash3"}}, comfyui, recipes());
+        const auto decision = select_mechanism(machine({{"H100", "9.0"}}), recipes(), comfyui, packages, request, {});
+        CHECK(decision.mechanism == "flash3");
+        CHECK(decision.source == "override");
+    }
+    SECTION("ComfyUI has no FlexAttention option") {
+        const auto& comfyui = recipes().workloads.at("comfyui");
+        const auto request = read_override({{"COMFYUI_ATTENTION_MECHANISM", "flex"}}, comfyui, recipes());
+        const auto decision = select_mechanism(a100, recipes(), comfyui, packages, request, {});
+        CHECK(decision.mechanism.empty());
+        CHECK(decision.override_refused);
+    }
+    SECTION("the generic workload takes every mechanism") {
+        const auto& generic = recipes().workloads.at("generic");
+        for (const auto& name : recipes().mechanism_names()) {
+            INFO(name);
+            CHECK(workload_accepts(generic, name));
+        }
+    }
+}
+
+TEST_CASE("no mechanism serving leaves every candidate rejected with its reasons") {
+    PackageIndex none;
+    const auto decision = select_mechanism(machine({{"A100", "8.0"}}), recipes(), recipes().workloads.at("vllm"), none,
+                                           std::nullopt, {});
+    CHECK(decision.mechanism.empty());
+    REQUIRE_FALSE(decision.candidates.empty());
+    for (const auto& candidate : decision.candidates) {
+        INFO(candidate.mechanism);
+        CHECK_FALSE(candidate.accepted);
+        CHECK_FALSE(candidate.reasons.empty());
+    }
+}
