@@ -116,7 +116,7 @@ std::optional<std::string> read_device(const CudaFunctions& cuda, int ordinal, C
 
 }  // namespace
 
-CudaReport probe_cuda(const std::string& library_name) {
+CudaReport probe_cuda(const std::string& library_name, const std::function<bool()>& enumerate) {
     CudaReport report;
     SharedLibrary library(library_name);
     if (!library.loaded()) {
@@ -133,6 +133,7 @@ CudaReport probe_cuda(const std::string& library_name) {
         report.problem = true;
         return report;
     }
+    if (!enumerate()) return report;
     if (int version = 0; cuda.driver_version(&version) == cuda::SUCCESS) report.cuda_version = cuda::version_text(version);
 
     const cuda::Result code = cuda.init(0);

@@ -4,6 +4,7 @@
 // the workload's.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ struct CudaDevice {
 
 struct CudaReport {
     bool library_found = false;  // dlopen succeeded
-    bool initialised = false;    // cuInit succeeded, or found no device to show
+    bool initialised = false;    // cuInit succeeded, or found no device to show; false when not asked
     std::string cuda_version;    // "13.0", from cuDriverGetVersion
     std::vector<CudaDevice> devices;
     std::vector<std::string> notes;
@@ -27,6 +28,11 @@ struct CudaReport {
 
 // Never throws: every failure is a note in the report.  Leaves libcuda
 // loaded (a CUDA driver is never unloaded once initialised).
-CudaReport probe_cuda(const std::string& library);
+//
+// `enumerate` is asked once the library is loaded and its functions found,
+// and may wait for the answer: false stops there, before cuInit (the costly
+// part, which starts the driver), with a report that says only whether the
+// library is usable.
+CudaReport probe_cuda(const std::string& library, const std::function<bool()>& enumerate = [] { return true; });
 
 }  // namespace provision

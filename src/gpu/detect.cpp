@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "gpu/cuda_probe.h"
 #include "gpu/nvml_probe.h"
+#include "gpu/nvml_stand_in.h"
 #include "gpu/visible_devices.h"
 
 namespace provision {
@@ -152,6 +153,7 @@ DetectOptions detect_options_from_environment() {
     if (auto library = environment("PROVISION_CUDA_LIBRARY"); library && !library->empty())
         options.cuda_library = *library;
     options.cuda_visible_devices = environment("CUDA_VISIBLE_DEVICES");
+    options.cuda_device_order = environment("CUDA_DEVICE_ORDER");
     if (auto timeout = environment("PROVISION_DETECT_TIMEOUT")) {
         char* end = nullptr;
         const double seconds = std::strtod(timeout->c_str(), &end);
@@ -166,10 +168,21 @@ DetectOptions detect_options_from_environment() {
 
 Inventory detect_gpus(const DetectOptions& options) {
     const auto deadline = std::chrono::steady_clock::now() + options.time_limit;
-    // Both at once: a start pays for the slower of the two, not the sum.
+    // libcuda loads beside NVML, then waits for NVML's answer to learn
+    // whether it must start at all.  An NVML that has not answered within a
+    // quarter of the limit lets it go ahead, so a hung NVML still leaves
+    // libcuda's answer in time.
+    std::promise<bool> enumerate;
+    auto cuda_future = start_probe([library = options.cuda_library, decision = enumerate.get_future().share(),
+                                    grace = options.time_limit / 4] {
+        return probe_cuda(library, [&] {
+            return decision.wait_for(grace) != std::future_status::ready || decision.get();
+        });
+    });
     auto nvml_future = start_probe([library = options.nvml_library] { return probe_nvml(library); });
-    auto cuda_future = start_probe([library = options.cuda_library] { return probe_cuda(library); });
     const NvmlReport nvml = finish_probe(nvml_future, deadline, options.time_limit, "NVML");
+    enumerate.set_value(why_libcuda_is_needed(nvml, {options.cuda_visible_devices, options.cuda_device_order})
+                            .has_value());
     const CudaReport cuda = finish_probe(cuda_future, deadline, options.time_limit, "libcuda (cuInit)");
     return combine(nvml, cuda, options);
 }

@@ -28,17 +28,21 @@ struct DetectOptions {
     // environment itself and its list is used whenever it starts; this value
     // is applied by provision only where libcuda cannot enumerate the GPUs.
     std::optional<std::string> cuda_visible_devices;
+    // The workload's CUDA_DEVICE_ORDER: "PCI_BUS_ID" makes CUDA's order NVML's.
+    std::optional<std::string> cuda_device_order;
     // NVML and libcuda run on worker threads; what has not answered by then
     // is given up (a hung driver must not hang the container's start).
     std::chrono::milliseconds time_limit{20000};
 };
 
 // PROVISION_NVML_LIBRARY, PROVISION_CUDA_LIBRARY (library names or paths),
-// CUDA_VISIBLE_DEVICES, PROVISION_DETECT_TIMEOUT (seconds; Error(usage) when
+// CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, PROVISION_DETECT_TIMEOUT (seconds; Error(usage) when
 // not a positive number).
 DetectOptions detect_options_from_environment();
 
-// The real machine.
+// The real machine.  NVML answers first; libcuda is loaded beside it but
+// starts (cuInit) only where NVML cannot stand in for it (nvml_stand_in.h),
+// or where NVML is slow to answer.
 Inventory detect_gpus(const DetectOptions& options);
 
 // A simulated machine (gpu_fixture.h describes the file).

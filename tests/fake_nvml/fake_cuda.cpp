@@ -2,8 +2,11 @@
 // PROVISION_FAKE_GPU_FIXTURE (see fake_machine.h).  Like the real driver it
 // applies CUDA_VISIBLE_DEVICES at cuInit.  Built twice: as today's driver,
 // and with FAKE_OLD_DRIVER as one that predates cuDeviceGetUuid_v2.
+// Each cuInit appends a line to $PROVISION_FAKE_CUDA_INIT_LOG when it is
+// set, so a test can tell whether the driver was started at all.
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -70,6 +73,15 @@ cuda::Uuid uuid_bytes(const std::string& text) {  // "GPU-xxxxxxxx-..." -> 16 by
     return uuid;
 }
 
+void record_init() {
+    const char* log = std::getenv("PROVISION_FAKE_CUDA_INIT_LOG");
+    if (!log || !*log) return;
+    if (std::FILE* file = std::fopen(log, "a")) {
+        std::fputs("cuInit\n", file);
+        std::fclose(file);
+    }
+}
+
 }  // namespace
 
 FAKE_EXPORT cuda::Result cuDriverGetVersion(int* version) {
@@ -81,6 +93,7 @@ FAKE_EXPORT cuda::Result cuDriverGetVersion(int* version) {
 }
 
 FAKE_EXPORT cuda::Result cuInit(unsigned flags) {
+    record_init();
     if (flags != 0) return cuda::ERROR_INVALID_VALUE;
     auto machine = fake::load_machine("fake libcuda");
     if (!machine) return cuda::ERROR_UNKNOWN;
