@@ -16,6 +16,7 @@
 #include "packages/python_packages.h"
 #include "recipe/recipe_loader.h"
 #include "select/classify.h"
+#include "validate/throughput_health.h"
 #include "validate/validation.h"
 #include "validation_kernels.h"
 
@@ -192,6 +193,11 @@ Plan plan_run(const Options& options) {
     if (options.check && report.validation.status == "failed") {
         report.verdict = "failed";
         plan.exit_code = ExitCode::validation_failed;
+    }
+    // --validate=full: a GPU well below its model's throughput serves, degraded.
+    for (auto& figure : compare_throughput(report.inventory.gpus, report.validation.checks, recipes.throughput)) {
+        if (figure.degraded && report.verdict == "ok") report.verdict = "degraded";
+        if (figure.degraded || figure.expected == 0) report.notes.push_back(std::move(figure.words));
     }
     apply_findings(report.findings, report.verdict, plan.exit_code);
     return plan;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpu/inventory.h"
+#include "recipe/throughput.h"
 
 namespace provision {
 
@@ -121,6 +122,7 @@ struct RecipeSet {
     std::map<std::string, FeatureSpec> features;
     std::map<std::string, WorkloadSpec> workloads;
     std::vector<std::string> site_packages;      // glob patterns
+    ThroughputTable throughput;                  // expected full-mode figures per GPU model
     HealthPolicy policy;
     std::vector<std::string> files;              // every file loaded, in order
 

@@ -12,6 +12,7 @@
 #include "core/suggest.h"
 #include "health/signals.h"
 #include "packages/python_packages.h"
+#include "recipe/throughput_reader.h"
 #include "recipe/toml_reader.h"
 
 namespace fs = std::filesystem;
@@ -131,8 +132,13 @@ void Loader::load_file(const std::string& file) {
         }
     }
     if (const toml::table* t = top.table("python")) read_python(*t, file);
+    if (const toml::table* t = top.table("throughput"))
+        read_throughput(*t, file, set_.throughput, [&](const std::string& check, const toml::node& node) {
+            refer(Reference::check, check, node, file, "[throughput]");
+        });
     if (const toml::table* t = top.table("policy")) read_policy(*t, file);
-    top.reject_unknown_keys({"architectures", "mechanisms", "checks", "features", "workloads", "python", "policy"});
+    top.reject_unknown_keys(
+        {"architectures", "mechanisms", "checks", "features", "workloads", "python", "throughput", "policy"});
 }
 
 void Loader::read_architectures(const toml::table& table, const std::string& file) {
