@@ -105,6 +105,20 @@ std::vector<std::string> post_within_budget(const ReportPost& post, const std::s
 
 }  // namespace
 
+std::vector<std::string> report_headers_from(const std::string& text) {
+    std::vector<std::string> headers;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.find_first_not_of(" \t") != std::string::npos) headers.push_back(std::move(line));
+        start = end + 1;
+    }
+    return headers;
+}
+
 std::vector<std::string> post_report(const ReportPost& post, const std::string& json) {
     try {
         return post_within_budget(post, json);

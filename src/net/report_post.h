@@ -24,4 +24,9 @@ struct ReportPost {
 // with the URL redacted and no credential in them.  Never throws.
 std::vector<std::string> post_report(const ReportPost& post, const std::string& json);
 
+// The headers of PROVISION_REPORT_HEADER: one "Name: value" per line (LF or
+// CRLF line ends), blank lines skipped, each line otherwise kept as it is
+// (post_report refuses a malformed one with a warning that does not quote it).
+std::vector<std::string> report_headers_from(const std::string& text);
+
 }  // namespace provision

@@ -220,3 +220,14 @@ TEST_CASE("post_report never throws, even for a URL that is not one") {
     REQUIRE(warnings.size() == 1);
     require_no_secret(warnings);
 }
+
+TEST_CASE("report_headers_from reads one 'Name: value' per line of PROVISION_REPORT_HEADER") {
+    using provision::report_headers_from;
+    CHECK(report_headers_from("").empty());
+    CHECK(report_headers_from("\n \n\t\n").empty());
+    CHECK(report_headers_from("Authorization: Bearer abc") == std::vector<std::string>{"Authorization: Bearer abc"});
+    CHECK(report_headers_from("X-A: 1\r\nX-B: two words\n\nX-C:3\n") ==
+          std::vector<std::string>{"X-A: 1", "X-B: two words", "X-C:3"});
+    // A line that is not a header is kept, so post_report can refuse it with a warning.
+    CHECK(report_headers_from("not a header\nX-A: 1") == std::vector<std::string>{"not a header", "X-A: 1"});
+}
