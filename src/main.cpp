@@ -1,5 +1,7 @@
 // provision: detect the GPUs, choose an attention mechanism, prove it on the
 // GPU, write the env settings, and hand off to the workload.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,6 +12,9 @@
 #include "app/options.h"
 #include "app/pipeline.h"
 #include "core/error.h"
+#include "net/location_list.h"
+#include "net/recipe_cache.h"
+#include "net/report_post.h"
 #include "validate/validation.h"
 #include "validation_kernels.h"
 
@@ -42,7 +47,12 @@ constexpr const char* kExitCodes =
     "4 no mechanism can serve / override refused, 5 validation failed or a GPU deemed unhealthy,\n"
     "6 env file could not be written, 126/127 COMMAND cannot be executed / not found.\n"
     "Environment: PROVISION_ATTENTION=<mechanism|auto> forces a choice (refused unless it can\n"
-    "be served, or PROVISION_FORCE=1); CUDA_VISIBLE_DEVICES is honoured.";
+    "be served, or PROVISION_FORCE=1); CUDA_VISIBLE_DEVICES is honoured.\n"
+    "Remote recipes are cached in PROVISION_CACHE_DIR (default $XDG_CACHE_HOME/provision or\n"
+    "~/.cache/provision) and revalidated by ETag; when the server fails the cached copy is used\n"
+    "with a warning, and without one the run stops (exit 3).  PROVISION_REPORT_HEADER adds\n"
+    "headers to the report POST, one 'Name: value' per line; header values and credentials in\n"
+    "URLs are never printed.";
 
 // Parses the command line into Options; throws Error(usage) on bad input.
 // Returns false when --help or --version was answered.
@@ -68,9 +78,22 @@ bool parse(int argc, char** argv, provision::Options& options) {
     app.add_option("--workload", options.workload, "workload recipe to apply [env: PROVISION_WORKLOAD]")
         ->envname("PROVISION_WORKLOAD");
     // One value per occurrence: a greedy list would swallow the '--' before COMMAND.
-    app.add_option("--recipe", recipes, "extra recipe file or folder, merged over the built-ins; repeatable "
-                                        "[env: PROVISION_RECIPE, colon-separated]")
+    app.add_option("--recipe", recipes, "extra recipe file, folder or https:// URL, merged over the built-ins; "
+                                        "repeatable [env: PROVISION_RECIPE, colon-separated]")
         ->allow_extra_args(false);
+    app.add_flag("--allow-http", options.fetch.allow_http,
+                 "allow plain http:// for --recipe and --report-url (else https only) [env: PROVISION_ALLOW_HTTP=1]")
+        ->envname("PROVISION_ALLOW_HTTP");
+    double fetch_timeout_s = static_cast<double>(options.fetch.total_timeout_ms) / 1000;
+    app.add_option("--fetch-timeout", fetch_timeout_s,
+                   "seconds a recipe URL may take to download, connecting included (default 10) "
+                   "[env: PROVISION_FETCH_TIMEOUT]")
+        ->envname("PROVISION_FETCH_TIMEOUT")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--report-url", options.report_post.url,
+                   "POST the JSON report to this https:// URL before the handoff; failures only warn "
+                   "[env: PROVISION_REPORT_URL]")
+        ->envname("PROVISION_REPORT_URL");
     app.add_option("--env-file", options.env_file, "where to write the env settings [env: PROVISION_ENV_FILE]")
         ->envname("PROVISION_ENV_FILE");
     app.add_option("--site-packages", site_packages, "Python site-packages folder to read; repeatable "
@@ -102,7 +125,12 @@ bool parse(int argc, char** argv, provision::Options& options) {
     }
 
     options.env_file_given = app.count("--env-file") > 0 || env.count("PROVISION_ENV_FILE") > 0;
-    options.recipes = recipes.empty() ? split_colons(from_env("PROVISION_RECIPE")) : recipes;
+    options.recipes = recipes.empty() ? provision::split_location_list(from_env("PROVISION_RECIPE")) : recipes;
+    options.fetch.total_timeout_ms = std::max(1L, std::lround(fetch_timeout_s * 1000));
+    options.fetch.connect_timeout_ms = std::min(options.fetch.connect_timeout_ms, options.fetch.total_timeout_ms);
+    options.fetch.cache_dir = provision::default_cache_dir(env);
+    options.report_post.allow_http = options.fetch.allow_http;
+    options.report_post.headers = provision::report_headers_from(from_env("PROVISION_REPORT_HEADER"));
     options.site_packages = site_packages.empty() ? split_colons(from_env("PROVISION_SITE_PACKAGES")) : site_packages;
     if (app.count("--validate") == 0) {
         const std::string from = from_env("PROVISION_VALIDATE");

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "net/recipe_fetch.h"
+#include "net/report_post.h"
+
 namespace provision {
 
 struct Options {
@@ -14,7 +17,9 @@ struct Options {
     std::string validate = "quick";  // quick | full | off
     double validate_timeout_s = 5.0;
     std::string workload = "generic";
-    std::vector<std::string> recipes;        // user recipes, merged over the built-in ones
+    std::vector<std::string> recipes;        // user recipes (paths or URLs), merged over the built-in ones
+    FetchOptions fetch;                      // how recipe URLs are fetched and cached
+    ReportPost report_post;                  // where the JSON report goes; url "" posts nothing
     std::string env_file = "/workspace/venv/.env_settings";
     bool env_file_given = false;
     std::vector<std::string> site_packages;  // empty: the recipes' globs

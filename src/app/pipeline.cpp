@@ -13,6 +13,8 @@
 #include "gpu/detect.h"
 #include "handoff/handoff.h"
 #include "health/findings.h"
+#include "net/recipe_locations.h"
+#include "net/report_post.h"
 #include "packages/python_packages.h"
 #include "recipe/recipe_loader.h"
 #include "select/classify.h"
@@ -146,16 +148,33 @@ std::string env_file_header(const Report& report) {
     return header;
 }
 
+// After the report is final and before the handoff; a failed post only
+// warns, within the post's own time budget.
+void send_report(const ReportPost& post, const std::string& json) {
+    if (post.url.empty()) return;
+    for (const auto& warning : post_report(post, json))
+        std::fprintf(stderr, "provision: warning: %s\n", warning.c_str());
+    std::fflush(stderr);
+}
+
 }  // namespace
 
 Plan plan_run(const Options& options) {
+    const LocalRecipes user_recipes = localize_recipes(options.recipes, options.fetch);
     std::vector<std::string> recipe_paths{builtin_recipe_dir()};
-    recipe_paths.insert(recipe_paths.end(), options.recipes.begin(), options.recipes.end());
-    const RecipeSet recipes = load_recipes(recipe_paths);
+    recipe_paths.insert(recipe_paths.end(), user_recipes.paths.begin(), user_recipes.paths.end());
+    const RecipeSet recipes = [&] {
+        try {
+            return load_recipes(recipe_paths);
+        } catch (const Error& error) {
+            throw Error(error.code(), user_recipes.with_origins(error.what()));
+        }
+    }();
     const WorkloadSpec& workload = find_workload(recipes, options.workload);
 
     Plan plan;
     Report& report = plan.report;
+    report.notes = user_recipes.warnings;
     report.workload = workload.name;
     report.inventory = detect(options);
     classify_gpus(report.inventory, recipes);
@@ -225,9 +244,11 @@ int carry_out(Plan plan, const Options& options) {
         }
     }
     std::fputs(render_summary(report, options.explain).c_str(), stderr);
-    if (options.json) std::fputs(render_json(report).c_str(), stdout);
+    const std::string json = render_json(report);
+    if (options.json) std::fputs(json.c_str(), stdout);
     std::fflush(stdout);
     std::fflush(stderr);
+    send_report(options.report_post, json);
     if (plan.exit_code != ExitCode::ok || options.command.empty()) return static_cast<int>(plan.exit_code);
 
     std::vector<std::string> command = options.command;
