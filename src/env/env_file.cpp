@@ -53,8 +53,9 @@ void write_env_file_atomically(const std::string& path, const std::string& conte
     const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
 
-    // mkstemp opens with O_CREAT|O_EXCL: never through a planted symlink.
-    const int fd = mkstemp(temporary.data());
+    // mkostemp opens with O_CREAT|O_EXCL: never through a planted symlink.
+    // O_CLOEXEC: a child started meanwhile does not inherit the descriptor.
+    const int fd = mkostemp(temporary.data(), O_CLOEXEC);
     if (fd < 0) fail(path, fmt::format("cannot create a temporary file in {}", folder.string()), errno);
 
     auto abandon = [&](const std::string& what) {

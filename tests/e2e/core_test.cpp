@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness.h"
+#include "support/reliability_record.h"
 
 using e2e::TempDir;
 
@@ -165,6 +166,7 @@ TEST_CASE("overrides from the environment") {
         CHECK_THAT(result.err, Catch::Contains("PROVISION_FORCE=1"));
         CHECK(e2e::report(result)["verdict"] == "failed");
         CHECK(e2e::read_file(dir.file(".env_settings")) == "export OLD='1'\n");
+        reliability::record("override input", "PROVISION_ATTENTION the GPU cannot serve (flash3 on a T4)", "exit 4 naming PROVISION_FORCE=1; the old env file stays");
     }
     SECTION("forced: proceeds with a warning") {
         const auto result = e2e::provision(base_args(dir, t4, "all"),
@@ -179,6 +181,7 @@ TEST_CASE("overrides from the environment") {
         const auto result = e2e::provision(base_args(dir, t4, "all"), {{"PROVISION_ATTENTION", "flash4"}});
         CHECK(result.exit_code == 2);
         CHECK_THAT(result.err, Catch::Contains("valid: eager, flash2, flash3, flex, sage, sdpa, xformers, auto"));
+        reliability::record("override input", "unknown mechanism name in PROVISION_ATTENTION (flash4)", "exit 2 listing the valid names");
     }
     SECTION("auto chooses") {
         CHECK(selected(e2e::provision(base_args(dir, t4, "all"), {{"PROVISION_ATTENTION", "auto"}})) == "xformers");
@@ -195,11 +198,13 @@ TEST_CASE("bad input: malformed recipe and fixture exit 3 naming file, line and 
     CHECK(result.exit_code == 3);
     CHECK_THAT(result.err, Catch::Contains(dir.file("bad.toml") + ":2:"));
     CHECK_THAT(result.err, Catch::Contains("did you mean 'flash2'?"));
+    reliability::record("recipe input", "unknown mechanism in a recipe's preference list", "exit 3 naming file:line, suggesting the closest name");
 
     e2e::write_file(dir.file("broken-machine.toml"), "[[gpus]]\nname = \"x\"\ncompute_capability = 9.0\n");
     const auto bad_fixture = e2e::provision(base_args(dir, dir.file("broken-machine.toml"), "all"));
     CHECK(bad_fixture.exit_code == 3);
     CHECK_THAT(bad_fixture.err, Catch::Contains(dir.file("broken-machine.toml") + ":3:"));
+    reliability::record("fixture input", "malformed GPU fixture (compute_capability not a string, no driver)", "exit 3 naming file:line");
 }
 
 TEST_CASE("usage errors exit 2; --help and --version exit 0") {
@@ -238,6 +243,7 @@ TEST_CASE("a GPU name full of shell metacharacters: sourcing the env file execut
     CHECK(env.at("PROVISION_ATTENTION") == "flash3");
     CHECK(env.at("X").empty());
     CHECK_FALSE(std::filesystem::exists(marker));
+    reliability::record("env file", "GPU name full of shell metacharacters ('; $( ) ` newline export)", "exit 0; sourcing the env file runs nothing and sets only the settings");
 }
 
 TEST_CASE("an env file path that cannot be written: exit 6, clear message, nothing half-written") {
@@ -250,6 +256,7 @@ TEST_CASE("an env file path that cannot be written: exit 6, clear message, nothi
     CHECK(result.exit_code == 6);
     CHECK_THAT(result.err, Catch::Contains("cannot write the env file"));
     CHECK(e2e::read_file(dir.file("a-file")) == "not a folder\n");
+    reliability::record("env file", "env file path below a regular file (cannot be created)", "exit 6 with a clear message; with a COMMAND, a warning and the workload starts");
 
     SECTION("with a command the workload still starts, with the settings in its environment") {
         args.insert(args.end(), {"--", "/bin/sh", "-c", "printf '%s' \"$PROVISION_ATTENTION\""});
@@ -297,12 +304,14 @@ TEST_CASE("hand-off: exec keeps the PID, passes the exit status and the settings
         const auto result = e2e::provision(run);
         CHECK(result.exit_code == 127);
         CHECK_THAT(result.err, Catch::Contains("no-such-command-anywhere: command not found"));
+        reliability::record("hand-off", "COMMAND not found", "exit 127, 'command not found'");
     }
     SECTION("a file that cannot be executed: 126") {
         e2e::write_file(dir.file("not-executable"), "#!/bin/sh\n");
         auto run = args;
         run.insert(run.end(), {"--", dir.file("not-executable")});
         CHECK(e2e::provision(run).exit_code == 126);
+        reliability::record("hand-off", "COMMAND not executable", "exit 126");
     }
     SECTION("the user's own allocator setting is kept") {
         auto run = args;

@@ -2,6 +2,7 @@
 // folder.  Whatever happens, a reader finds the old file or a complete new
 // one, never a mix, and never a stray temporary file.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <future>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "harness.h"
+#include "support/reliability_record.h"
 
 using e2e::TempDir;
 
@@ -52,6 +54,8 @@ TEST_CASE("concurrent runs writing one env file leave one complete file") {
     const std::string text = e2e::read_file(env_file);
     CHECK(text.find("export PROVISION_ATTENTION=") == text.rfind("export PROVISION_ATTENTION="));
     CHECK(entries(dir.path()) == 3);  // two fixtures and the env file: no temporary left
+    reliability::record("env file", "12 runs at once writing one env file (H100 and A100 machines)",
+                        "every run exits 0; one complete file from one run, no temporary left");
 }
 
 TEST_CASE("a full disk leaves the old env file intact and exits non-zero") {
@@ -70,6 +74,8 @@ TEST_CASE("a full disk leaves the old env file intact and exits non-zero") {
     CHECK_THAT(result.err, Catch::Contains("cannot write the env file"));
     CHECK(e2e::read_file(env_file) == "export OLD='kept'\n");
     CHECK(entries(dir.path()) == 2);
+    reliability::record("env file", "disk full: every write fails (file-size limit 0, EFBIG)",
+                        "exit 6 naming the env file; old file intact; no temporary left");
 }
 
 TEST_CASE("a read-only folder is a clear error") {
@@ -78,6 +84,8 @@ TEST_CASE("a read-only folder is a clear error") {
     const auto result = e2e::provision(args(dir, fixture(dir, "h100", "9.0"), "/sys/provision-test.env"));
     CHECK(result.exit_code == 6);
     CHECK_THAT(result.err, Catch::Contains("cannot write the env file /sys/provision-test.env"));
+    reliability::record("env file", "env file in a read-only folder (/sys, read-only for root too)",
+                        "exit 6 naming the env file");
 }
 
 TEST_CASE("the env file folder keeps its mode; the file gets 0644 whatever the umask") {
@@ -98,4 +106,45 @@ TEST_CASE("the env file folder keeps its mode; the file gets 0644 whatever the u
     CHECK((info.st_mode & 0777) == 0644);
     REQUIRE(stat(folder.c_str(), &info) == 0);
     CHECK((info.st_mode & 0777) == 0750);
+    reliability::record("env file", "umask 077 when provision runs", "file mode 0644; the folder's 0750 untouched");
+}
+
+TEST_CASE("a read-only folder leaves the old file as it was") {
+    TempDir dir;
+    const auto machine = fixture(dir, "h100", "9.0");
+    // /proc takes no new file, root or not; /proc/version stands for the old file.
+    const std::string before = e2e::read_file("/proc/version");
+    const auto in_proc = e2e::provision(args(dir, machine, "/proc/version"));
+    CHECK(in_proc.exit_code == 6);
+    CHECK_THAT(in_proc.err, Catch::Contains("cannot write the env file /proc/version"));
+    CHECK(e2e::read_file("/proc/version") == before);
+
+    if (geteuid() != 0) {  // root writes into a folder of mode 0555 anyway
+        const std::string folder = dir.file("venv");
+        std::filesystem::create_directory(folder);
+        e2e::write_file(folder + "/.env_settings", "export OLD='kept'\n");
+        std::filesystem::permissions(folder, std::filesystem::perms(0555));
+        const auto result = e2e::provision(args(dir, machine, folder + "/.env_settings"));
+        std::filesystem::permissions(folder, std::filesystem::perms(0755));
+        CHECK(result.exit_code == 6);
+        CHECK(e2e::read_file(folder + "/.env_settings") == "export OLD='kept'\n");
+        CHECK(entries(folder) == 1);
+    }
+    reliability::record("env file", "read-only folder holding the old env file (/proc; mode 0555 when not root)",
+                        "exit 6 naming the env file; old file intact");
+}
+
+TEST_CASE("a dangling symlink at the env file path is replaced, never followed") {
+    TempDir dir;
+    const auto machine = fixture(dir, "h100", "9.0");
+    const std::string env_file = dir.file(".env_settings");
+    const std::string elsewhere = dir.file("created-through-the-link");
+    std::filesystem::create_symlink(elsewhere, env_file);
+    const auto result = e2e::provision(args(dir, machine, env_file));
+    CHECK(result.exit_code == 0);
+    CHECK_FALSE(std::filesystem::exists(elsewhere));
+    CHECK_FALSE(std::filesystem::is_symlink(env_file));
+    CHECK(e2e::source_env_file(env_file, {"PROVISION_ATTENTION"}).at("PROVISION_ATTENTION") == "flash3");
+    reliability::record("env file", "a dangling symlink planted at the env file path",
+                        "exit 0; the link replaced by the file; nothing created where it pointed");
 }
