@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <csignal>
 #include <iostream>
 
 #include "validate/child_process.h"
@@ -39,6 +40,18 @@ const char* status_name(kernels::CheckStatus status) {
     return "error";
 }
 
+// Test-only faults of the worker process itself, with or without the CUDA
+// kernels: "crash" dies of SIGSEGV as a fault in the driver would take it
+// down, "killed" of SIGKILL as the OOM killer would.  The runner must
+// contain both.
+void die_for_fault(const std::string& fault) {
+    if (fault == "crash") {
+        std::signal(SIGSEGV, SIG_DFL);  // past any handler a sanitizer installed
+        std::raise(SIGSEGV);
+    }
+    if (fault == "killed") std::raise(SIGKILL);
+}
+
 }  // namespace
 
 int run_check_worker(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -65,6 +78,7 @@ int run_check_worker(const std::vector<std::string>& args, std::ostream& out, st
         check_options.seed = seed;
         check_options.full = mode == "full";
         check_options.fault = fault_for_check(fault, name);
+        die_for_fault(check_options.fault);
         const kernels::CheckResult result = kernels::run_check(gpu, name, check_options);
         CheckOutcome outcome{gpu,          result.name, status_name(result.status), result.max_rel_error,
                              result.tolerance, result.ms,   result.tflops,              result.detail};
