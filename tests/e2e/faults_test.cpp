@@ -198,9 +198,8 @@ TEST_CASE("driver fault: NVML hangs", "[faults][driver]") {
     check_finding(result, report, "nvml_hang", "degraded", "NVML did not answer within the time limit");
     CHECK(seconds < 2.5);  // the hang lasts 3 s; the limit is 1 s
     reliability::record("driver", "nvmlInit_v2 hangs (3 s) with PROVISION_DETECT_TIMEOUT=1",
-                        fmt::format("exit 0 after {:.1f} s, verdict degraded, flash3 from libcuda's view; finding "
-                                    "nvml_hang",
-                                    seconds),
+                        "exit 0 once the 1 s limit passed, verdict degraded, flash3 from libcuda's view; finding "
+                        "nvml_hang",
                         "the health signals");
 }
 
@@ -304,15 +303,17 @@ TEST_CASE("health: a user policy changes what a signal weighs", "[faults][health
                                                {"--recipe", dir.file("policy.toml")});
         const auto report = check_outcome(result, dir, {0, "degraded", "flash3", 1});
         check_finding(result, report, "uncorrected_ecc", "degraded", "1 uncorrected ECC memory error since");
+        reliability::record("health", "uncorrected ECC errors, with a recipe policy uncorrected_ecc = \"degraded\"",
+                            "exit 0, verdict degraded, flash3");
     }
     SECTION("a hot GPU refused") {
         const auto result = run_on_fake_driver(dir, write_h100(dir, "thermal_slowdown = true"), {},
                                                {"--recipe", dir.file("policy.toml")});
         const auto report = check_outcome(result, dir, {5, "failed", "flash3", 1});
         check_finding(result, report, "thermal_slowdown", "failed", "too hot");
+        reliability::record("health", "thermal slowdown, with a recipe policy thermal_slowdown = \"failed\"",
+                            "exit 5, verdict failed, no env file", "the run (the GPU is deemed unhealthy)");
     }
-    reliability::record("health", "recipe policy: uncorrected_ecc = \"degraded\", thermal_slowdown = \"failed\"",
-                        "ECC errors: exit 0, degraded; thermal slowdown: exit 5, failed, no env file");
 }
 
 TEST_CASE("health: a failed GPU starts no workload", "[faults][health]") {
