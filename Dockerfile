@@ -33,7 +33,8 @@ ARG CUDA_ARCHITECTURES=
 COPY . /src
 # After the build, runtime-packages records the Debian packages that own the
 # libraries the binary links, so that the runtime stage (and any image that
-# copies the binary) installs exactly those.
+# copies the binary) installs exactly those.  libcurl is among them though
+# ldd does not list it: provision opens it with dlopen when a URL is used.
 RUN set -eu; \
     cd /src; \
     if [ -x /usr/local/cuda/bin/nvcc ]; then export CUDACXX=/usr/local/cuda/bin/nvcc; fi; \
@@ -42,6 +43,7 @@ RUN set -eu; \
     cmake --build /build -j"$(nproc)"; \
     cmake --install /build --prefix /opt/provision --strip; \
     ldd /opt/provision/bin/provision > /build/linked; \
+    ldconfig -p | awk '$1 == "libcurl.so.4" { print "\t" $1 " => " $NF; exit }' >> /build/linked; \
     : > /build/packages; \
     for lib in $(awk '$2 == "=>" && $3 ~ /^\// { print $3 }' /build/linked); do \
         owner=$(dpkg -S "*/${lib##*/}" 2>/dev/null | awk -F': ' 'NR == 1 { print $1 }'); \

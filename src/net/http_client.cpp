@@ -4,27 +4,20 @@
 #include <cctype>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string_view>
 
-#include <curl/curl.h>
 #include <fmt/format.h>
+
+#include "net/curl_library.h"
 
 namespace provision {
 namespace {
 
-void initialise_libcurl_once() {
-    // curl_global_init is not thread-safe and must run before any handle
-    // exists; the process never calls curl_global_cleanup (it exits or execs).
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 struct EasyDeleter {
-    void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
+    void operator()(CURL* handle) const { curl_library()->easy_cleanup(handle); }
 };
 struct ListDeleter {
-    void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+    void operator()(curl_slist* list) const { curl_library()->slist_free_all(list); }
 };
 
 struct BodySink {
@@ -42,7 +35,7 @@ std::size_t write_body(char* data, std::size_t size, std::size_t count, void* us
     const std::size_t bytes = size * count;
     if (sink.body == nullptr) return bytes;
     long status = 0;
-    curl_easy_getinfo(sink.curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_library()->easy_getinfo(sink.curl, CURLINFO_RESPONSE_CODE, &status);
     if (status < 200 || status >= 300) return bytes;
     if (sink.body->size() + bytes > sink.max_bytes) {
         sink.too_large = true;
@@ -112,7 +105,6 @@ bool is_plain_http(const std::string& url) {
 }
 
 HttpResponse perform(const HttpRequest& request) {
-    initialise_libcurl_once();
     HttpResponse response;
     const auto start = std::chrono::steady_clock::now();
     const auto finish = [&]() -> HttpResponse& {
@@ -121,7 +113,12 @@ HttpResponse perform(const HttpRequest& request) {
         return response;
     };
 
-    const std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
+    const CurlLibrary* lib = curl_library();
+    if (lib == nullptr) {
+        response.error = curl_library_why_not();
+        return finish();
+    }
+    const std::unique_ptr<CURL, EasyDeleter> easy(lib->easy_init());
     if (!easy) {
         response.error = "libcurl could not create a transfer handle";
         return finish();
@@ -132,61 +129,61 @@ HttpResponse perform(const HttpRequest& request) {
 
     std::unique_ptr<curl_slist, ListDeleter> headers;
     auto add_header = [&](const std::string& header) {
-        if (curl_slist* grown = curl_slist_append(headers.get(), header.c_str())) {
+        if (curl_slist* grown = lib->slist_append(headers.get(), header.c_str())) {
             headers.release();
             headers.reset(grown);
         }
     };
     for (const std::string& header : request.headers) add_header(header);
 
-    curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_text);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: safe in a threaded process
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, allowed_protocols(request.allow_http));
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, request.connect_timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, request.total_timeout_ms);
+    lib->easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+    lib->easy_setopt(curl, CURLOPT_ERRORBUFFER, error_text);
+    lib->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: safe in a threaded process
+    lib->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, allowed_protocols(request.allow_http));
+    lib->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, request.connect_timeout_ms);
+    lib->easy_setopt(curl, CURLOPT_TIMEOUT_MS, request.total_timeout_ms);
     if (request.keep_body)
-        curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(request.max_body_bytes));
-    curl_easy_setopt(curl, CURLOPT_FAILONERROR, 0L);  // the status is read and judged by the caller
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // whatever this libcurl decodes; the limit counts decoded bytes
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "provision/" PROVISION_VERSION);
+        lib->easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(request.max_body_bytes));
+    lib->easy_setopt(curl, CURLOPT_FAILONERROR, 0L);  // the status is read and judged by the caller
+    lib->easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_body);
+    lib->easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    lib->easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // whatever this libcurl decodes; the limit counts decoded bytes
+    lib->easy_setopt(curl, CURLOPT_USERAGENT, "provision/" PROVISION_VERSION);
     if (request.follow_redirects) {
-        curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+        lib->easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+        lib->easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
         // An https-only fetch must not be redirected to plain http.
-        curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, allowed_protocols(request.allow_http));
+        lib->easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, allowed_protocols(request.allow_http));
     }
     if (request.post_body) {
-        curl_easy_setopt(curl, CURLOPT_POST, 1L);
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.post_body->data());
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.post_body->size()));
+        lib->easy_setopt(curl, CURLOPT_POST, 1L);
+        lib->easy_setopt(curl, CURLOPT_POSTFIELDS, request.post_body->data());
+        lib->easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.post_body->size()));
         // Without this libcurl waits up to a second for "100 Continue" before
         // sending a body over 1 KiB, which a short budget cannot afford.
         add_header("Expect:");
     }
-    if (headers) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+    if (headers) lib->easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
 
-    const CURLcode code = curl_easy_perform(curl);
+    const CURLcode code = lib->easy_perform(curl);
 
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+    lib->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
     curl_off_t connect_us = 0;
-    curl_easy_getinfo(curl, CURLINFO_CONNECT_TIME_T, &connect_us);
+    lib->easy_getinfo(curl, CURLINFO_CONNECT_TIME_T, &connect_us);
     response.connected = connect_us > 0 || response.status > 0;
     response.transport = classify(code, sink.too_large, response.status, response.connected);
     if (response.transport == Transport::ok) {
         if (response.status < 200 || response.status >= 300) response.body.clear();
         curl_header* etag = nullptr;
-        if (curl_easy_header(curl, "ETag", 0, CURLH_HEADER, -1, &etag) == CURLHE_OK && etag && etag->value)
+        if (lib->easy_header(curl, "ETag", 0, CURLH_HEADER, -1, &etag) == CURLHE_OK && etag && etag->value)
             response.etag = etag->value;
     } else {
         response.body.clear();
         response.error = response.transport == Transport::too_large
                              ? fmt::format("the body is larger than the limit of {} bytes", request.max_body_bytes)
                          : error_text[0] != '\0'
-                             ? fmt::format("{}: {}", curl_easy_strerror(code), error_text)
-                             : std::string(curl_easy_strerror(code));
+                             ? fmt::format("{}: {}", lib->easy_strerror(code), error_text)
+                             : std::string(lib->easy_strerror(code));
     }
     return finish();
 }

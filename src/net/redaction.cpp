@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include <curl/curl.h>
+#include "net/curl_library.h"
 
 namespace provision {
 namespace {
@@ -72,31 +72,35 @@ std::string redact_parameters(std::string_view list) {
 }
 
 struct UrlHandleDeleter {
-    void operator()(CURLU* handle) const { curl_url_cleanup(handle); }
+    void operator()(CURLU* handle) const { curl_library()->url_cleanup(handle); }
 };
 using UrlHandle = std::unique_ptr<CURLU, UrlHandleDeleter>;
 
 UrlHandle parse(const std::string& url) {
-    UrlHandle handle(curl_url());
-    if (!handle || curl_url_set(handle.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
+    const CurlLibrary* lib = curl_library();
+    if (lib == nullptr) return nullptr;  // redact_url falls back to scheme and host
+    UrlHandle handle(lib->url());
+    if (!handle || lib->url_set(handle.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
         return nullptr;
     return handle;
 }
 
 std::optional<std::string> part(CURLU* handle, CURLUPart which, unsigned flags = 0) {
     char* text = nullptr;
-    if (curl_url_get(handle, which, &text, flags) != CURLUE_OK || text == nullptr) return std::nullopt;
+    if (curl_library()->url_get(handle, which, &text, flags) != CURLUE_OK || text == nullptr) return std::nullopt;
     std::string copy(text);
-    curl_free(text);
+    curl_library()->free(text);
     return copy;
 }
 
 std::string percent_decoded(std::string_view text) {
     int length = 0;
-    char* decoded = curl_easy_unescape(nullptr, text.data(), static_cast<int>(text.size()), &length);
+    const CurlLibrary* lib = curl_library();
+    if (lib == nullptr) return std::string(text);
+    char* decoded = lib->easy_unescape(nullptr, text.data(), static_cast<int>(text.size()), &length);
     if (decoded == nullptr) return std::string(text);
     std::string copy(decoded, static_cast<std::size_t>(length));
-    curl_free(decoded);
+    lib->free(decoded);
     return copy;
 }
 
@@ -119,16 +123,17 @@ std::string redact_url(const std::string& url) {
     const UrlHandle handle = parse(url);
     if (!handle) return redact_unparsed(url);
     CURLU* h = handle.get();
+    const CurlLibrary& lib = *curl_library();  // parse() succeeded: it is loaded
     bool ok = true;
     if (part(h, CURLUPART_USER) || part(h, CURLUPART_PASSWORD) || part(h, CURLUPART_OPTIONS)) {
-        ok = ok && curl_url_set(h, CURLUPART_USER, kMask, 0) == CURLUE_OK;
-        ok = ok && curl_url_set(h, CURLUPART_PASSWORD, nullptr, 0) == CURLUE_OK;
-        ok = ok && curl_url_set(h, CURLUPART_OPTIONS, nullptr, 0) == CURLUE_OK;
+        ok = ok && lib.url_set(h, CURLUPART_USER, kMask, 0) == CURLUE_OK;
+        ok = ok && lib.url_set(h, CURLUPART_PASSWORD, nullptr, 0) == CURLUE_OK;
+        ok = ok && lib.url_set(h, CURLUPART_OPTIONS, nullptr, 0) == CURLUE_OK;
     }
     if (const auto query = part(h, CURLUPART_QUERY))
-        ok = ok && curl_url_set(h, CURLUPART_QUERY, redact_parameters(*query).c_str(), 0) == CURLUE_OK;
+        ok = ok && lib.url_set(h, CURLUPART_QUERY, redact_parameters(*query).c_str(), 0) == CURLUE_OK;
     if (const auto fragment = part(h, CURLUPART_FRAGMENT))
-        ok = ok && curl_url_set(h, CURLUPART_FRAGMENT, redact_parameters(*fragment).c_str(), 0) == CURLUE_OK;
+        ok = ok && lib.url_set(h, CURLUPART_FRAGMENT, redact_parameters(*fragment).c_str(), 0) == CURLUE_OK;
     const auto redacted = ok ? part(h, CURLUPART_URL) : std::nullopt;
     return redacted ? *redacted : redact_unparsed(url);
 }

@@ -418,3 +418,30 @@ TEST_CASE("--help lists the network options") {
                              "PROVISION_FETCH_TIMEOUT", "https://"})
         CHECK_THAT(help.out, Catch::Contains(text));
 }
+
+TEST_CASE("libcurl is loaded only for URLs: without it a recipe URL is exit 3 and a report URL only a warning") {
+    TempDir dir;
+    LocalHttpServer server([](const Request&) { return respond(200, "OK", kRecipeV1); });
+    auto env = cache_env(dir);
+    env["PROVISION_CURL_LIBRARY"] = dir.file("no-such-libcurl.so.4");
+
+    // No URL: libcurl is never needed, so its absence changes nothing.
+    const auto local = e2e::provision(base_args(dir), env);
+    INFO(local.err);
+    CHECK(local.exit_code == 0);
+
+    const auto fetched =
+        e2e::provision(with(base_args(dir), {"--recipe", server.url("/recipe.toml"), "--allow-http"}), env);
+    INFO(fetched.err);
+    CHECK(fetched.exit_code == 3);
+    CHECK(fetched.err.find("libcurl is not installed") != std::string::npos);
+    CHECK(server.requests().empty());
+
+    const auto posted =
+        e2e::provision(with(base_args(dir), {"--report-url", server.url("/ingest"), "--allow-http"}), env);
+    INFO(posted.err);
+    CHECK(posted.exit_code == 0);
+    CHECK(posted.err.find("libcurl is not installed") != std::string::npos);
+    reliability::record("network", "libcurl missing: recipe URL / report URL / no URL",
+                        "exit 3 naming libcurl / exit 0 with a warning / unaffected");
+}

@@ -1,0 +1,86 @@
+#include "net/curl_library.h"
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "gpu/shared_library.h"
+
+namespace provision {
+namespace {
+
+struct Loaded {
+    std::unique_ptr<SharedLibrary> library;
+    CurlLibrary functions;
+    bool usable = false;
+    std::string why_not;
+};
+
+template <typename Function>
+bool bind(const SharedLibrary& library, Function& slot, const char* name, std::string& missing) {
+    slot = library.template symbol<Function>(name);
+    if (slot == nullptr && missing.empty()) missing = name;
+    return slot != nullptr;
+}
+
+Loaded load() {
+    Loaded loaded;
+    const char* override_path = std::getenv("PROVISION_CURL_LIBRARY");
+    const std::string name = override_path != nullptr && *override_path != '\0' ? override_path : "libcurl.so.4";
+    loaded.library = std::make_unique<SharedLibrary>(name);
+    if (!loaded.library->loaded()) {
+        loaded.why_not = fmt::format("libcurl is not installed ({}); install libcurl4 to use URLs",
+                                     loaded.library->error());
+        return loaded;
+    }
+    loaded.library->keep_loaded();  // handles and global state live until exit or exec
+    const SharedLibrary& lib = *loaded.library;
+    CurlLibrary& f = loaded.functions;
+    std::string missing;
+    bind(lib, f.global_init, "curl_global_init", missing);
+    bind(lib, f.easy_init, "curl_easy_init", missing);
+    bind(lib, f.easy_setopt, "curl_easy_setopt", missing);
+    bind(lib, f.easy_perform, "curl_easy_perform", missing);
+    bind(lib, f.easy_getinfo, "curl_easy_getinfo", missing);
+    bind(lib, f.easy_cleanup, "curl_easy_cleanup", missing);
+    bind(lib, f.easy_strerror, "curl_easy_strerror", missing);
+    bind(lib, f.easy_header, "curl_easy_header", missing);
+    bind(lib, f.easy_unescape, "curl_easy_unescape", missing);
+    bind(lib, f.free, "curl_free", missing);
+    bind(lib, f.slist_append, "curl_slist_append", missing);
+    bind(lib, f.slist_free_all, "curl_slist_free_all", missing);
+    bind(lib, f.url, "curl_url", missing);
+    bind(lib, f.url_cleanup, "curl_url_cleanup", missing);
+    bind(lib, f.url_set, "curl_url_set", missing);
+    bind(lib, f.url_get, "curl_url_get", missing);
+    if (!missing.empty()) {
+        loaded.why_not = fmt::format("{} lacks {} (libcurl 7.84 or newer is needed)", name, missing);
+        return loaded;
+    }
+    // Not thread-safe, and must run before any handle exists: done here,
+    // under the once-only initialisation.  Never undone (the process exits or execs).
+    if (f.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        loaded.why_not = "libcurl failed to initialise";
+        return loaded;
+    }
+    loaded.usable = true;
+    return loaded;
+}
+
+const Loaded& loaded_library() {
+    static const Loaded loaded = load();  // thread-safe one-time initialisation
+    return loaded;
+}
+
+}  // namespace
+
+const CurlLibrary* curl_library() {
+    const Loaded& loaded = loaded_library();
+    return loaded.usable ? &loaded.functions : nullptr;
+}
+
+std::string curl_library_why_not() { return loaded_library().why_not; }
+
+}  // namespace provision
