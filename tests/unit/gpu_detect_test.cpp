@@ -2,6 +2,8 @@
 // libcuda of tests/fake_nvml acting out machines with and without faults.
 #include <catch2/catch.hpp>
 
+#include "test_support.h"
+
 #include <chrono>
 #include <cstdlib>
 
@@ -12,30 +14,13 @@ using namespace provision;
 
 namespace {
 
+using test_support::ScopedEnv;
+
 std::string fixture(const std::string& name) { return std::string(PROVISION_SOURCE_DIR) + "/tests/fixtures/gpus/" + name; }
 std::string machine(const std::string& name) {
     return std::string(PROVISION_SOURCE_DIR) + "/tests/fake_nvml/machines/" + name;
 }
 
-// Sets (or unsets) an environment variable for one scope.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        if (value) setenv(name, value->c_str(), 1);
-        else unsetenv(name);
-    }
-    ~ScopedEnv() {
-        if (old_) setenv(name_, old_->c_str(), 1);
-        else unsetenv(name_);
-    }
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
 
 // The fake drivers acting out `machine_file`, with the workload's
 // CUDA_VISIBLE_DEVICES (libcuda reads it from the environment).

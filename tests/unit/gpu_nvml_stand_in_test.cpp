@@ -14,6 +14,8 @@ using namespace provision;
 
 namespace {
 
+using test_support::ScopedEnv;
+
 NvmlGpu nvml_gpu(int index, const std::string& name, const std::string& uuid) {
     NvmlGpu entry;
     entry.gpu.nvml_index = index;
@@ -91,24 +93,6 @@ TEST_CASE("libcuda enumerates where NVML cannot stand in", "[gpu][stand-in]") {
 
 namespace {
 
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        if (value) setenv(name, value->c_str(), 1);
-        else unsetenv(name);
-    }
-    ~ScopedEnv() {
-        if (old_) setenv(name_, old_->c_str(), 1);
-        else unsetenv(name_);
-    }
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
 
 // The fake drivers acting out a fixture, with cuInit calls counted in a file.
 struct LoggedMachine {
