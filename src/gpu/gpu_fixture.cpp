@@ -149,13 +149,7 @@ toml::table parse_gpu_fixture_file(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
         throw Error(ExitCode::invalid_input, fmt::format("{}: GPU fixture file not found", path));
-    try {
-        return toml::parse_file(path);
-    } catch (const toml::parse_error& error) {
-        const auto& begin = error.source().begin;
-        throw Error(ExitCode::invalid_input,
-                    fmt::format("{}:{}:{}: {}", path, begin.line, begin.column, error.description()));
-    }
+    return parse_toml_file(path);
 }
 
 GpuFixture read_gpu_fixture(const toml::table& root, const std::string& file,

@@ -11,6 +11,7 @@
 #include "net/http_client.h"
 #include "net/recipe_cache.h"
 #include "net/redaction.h"
+#include "recipe/toml_reader.h"
 
 namespace provision {
 namespace {
@@ -24,9 +25,9 @@ bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
 
 bool is_toml(const std::string& body) {
     try {
-        (void)toml::parse(body);
+        (void)parse_toml(body, "the fetched recipe");
         return true;
-    } catch (const toml::parse_error&) {
+    } catch (const Error&) {
         return false;
     }
 }

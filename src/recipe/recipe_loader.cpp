@@ -106,14 +106,7 @@ void Loader::load_path(const std::string& path) {
 }
 
 void Loader::load_file(const std::string& file) {
-    toml::table root;
-    try {
-        root = toml::parse_file(file);
-    } catch (const toml::parse_error& error) {
-        const auto& begin = error.source().begin;
-        throw Error(ExitCode::invalid_input,
-                    fmt::format("{}:{}:{}: {}", file, begin.line, begin.column, error.description()));
-    }
+    const toml::table root = parse_toml_file(file);
     set_.files.push_back(file);
     TableReader top(root, file, "the recipe's top level");
     if (const toml::table* t = top.table("architectures")) read_architectures(*t, file);

@@ -1,6 +1,8 @@
 #include "recipe/toml_reader.h"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -16,6 +18,91 @@ SourceRef source_of(const toml::node& node, const std::string& fallback_file) {
     ref.line = static_cast<int>(region.begin.line);
     ref.column = static_cast<int>(region.begin.column);
     return ref;
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> non_ascii_outside_strings(std::string_view text) {
+    enum class State { plain, comment, basic, literal, multiline_basic, multiline_literal };
+    State state = State::plain;
+    std::size_t line = 1, column = 1;
+    std::size_t skip = 0;   // bytes of a delimiter already judged
+    bool escaped = false;   // the previous byte was a backslash in a basic string
+    auto run_of = [&](std::size_t at, char quote) {
+        std::size_t n = 0;
+        while (at + n < text.size() && text[at + n] == quote) ++n;
+        return n;
+    };
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (skip > 0) {
+            --skip;
+        } else if (escaped) {
+            escaped = false;
+        } else {
+            switch (state) {
+            case State::plain:
+                if (static_cast<unsigned char>(c) >= 0x80) return std::make_pair(line, column);
+                if (c == '#') state = State::comment;
+                else if (c == '"' && run_of(i, '"') >= 3) state = State::multiline_basic, skip = 2;
+                else if (c == '\'' && run_of(i, '\'') >= 3) state = State::multiline_literal, skip = 2;
+                else if (c == '"') state = State::basic;
+                else if (c == '\'') state = State::literal;
+                break;
+            case State::comment:
+                if (c == '\n') state = State::plain;
+                break;
+            case State::basic:
+                if (c == '\\') escaped = true;
+                else if (c == '"' || c == '\n') state = State::plain;
+                break;
+            case State::literal:
+                if (c == '\'' || c == '\n') state = State::plain;
+                break;
+            case State::multiline_basic:
+            case State::multiline_literal: {
+                const char quote = state == State::multiline_basic ? '"' : '\'';
+                if (quote == '"' && c == '\\') {
+                    escaped = true;
+                } else if (c == quote) {
+                    // Up to two quotes may stand just before the closing three.
+                    const std::size_t n = run_of(i, quote);
+                    if (n >= 3) state = State::plain;
+                    skip = std::min<std::size_t>(n, 5) - 1;
+                }
+                break;
+            }
+            }
+        }
+        if (c == '\n') line += 1, column = 1;
+        else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) column += 1;  // count characters, not bytes
+    }
+    return std::nullopt;
+}
+
+toml::table parse_toml(std::string_view text, const std::string& source) {
+    // TOML 1.0 allows non-ASCII only in strings and comments.  Such input is
+    // malformed anyway, and toml++ 3.3 (Debian 12) reaches undefined
+    // behaviour on some of it (U+00A1..U+0499 where whitespace may stand):
+    // it is refused here before toml++ sees it.
+    if (const auto at = non_ascii_outside_strings(text))
+        throw Error(ExitCode::invalid_input,
+                    fmt::format("{}:{}:{}: a character outside ASCII stands outside every string and comment; "
+                                "TOML allows it only inside quotes or after '#'",
+                                source, at->first, at->second));
+    try {
+        return toml::parse(text, source);
+    } catch (const toml::parse_error& error) {
+        const auto& begin = error.source().begin;
+        throw Error(ExitCode::invalid_input,
+                    fmt::format("{}:{}:{}: {}", source, begin.line, begin.column, error.description()));
+    }
+}
+
+toml::table parse_toml_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text;
+    if (in) text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in.is_open() || in.bad()) throw Error(ExitCode::invalid_input, fmt::format("{}: cannot be read", path));
+    return parse_toml(text, path);
 }
 
 void throw_at(const toml::node& node, const std::string& file, const std::string& message) {

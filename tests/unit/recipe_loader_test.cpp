@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "recipe/recipe_loader.h"
+#include "recipe/toml_reader.h"
 #include "test_support.h"
 
 using namespace provision;
@@ -145,4 +146,27 @@ TEST_CASE("a missing recipe path is an error") {
     ExitCode code{};
     CHECK_THAT(load_error({kBuiltin, "/nonexistent/recipe.toml"}, &code), Catch::Contains("not found"));
     CHECK(code == ExitCode::invalid_input);
+}
+
+TEST_CASE("a character outside ASCII outside strings and comments is a positioned error; inside them it is fine",
+          "[recipe]") {
+    using provision::non_ascii_outside_strings;
+    CHECK_FALSE(non_ascii_outside_strings("a = \"café ☕\" # naïve\nb = 'Ɩߑ'\n").has_value());
+    CHECK_FALSE(non_ascii_outside_strings("a = \"\"\"x \"\" é\n\\\"\"\" ü\"\"\"\"\nb = '''ö''''\n").has_value());
+    CHECK_FALSE(non_ascii_outside_strings("a = \"\\\"é\"\n").has_value());
+    const auto at = non_ascii_outside_strings("[workloads.mine]\ndescriƖߑtop = \"x\"\n");
+    REQUIRE(at.has_value());
+    CHECK(at->first == 2);
+    CHECK(at->second == 7);
+    const auto after_multiline = non_ascii_outside_strings("a = \"\"\"\né\n\"\"\"\nb = é\n");
+    REQUIRE(after_multiline.has_value());
+    CHECK(after_multiline->first == 4);
+    CHECK(after_multiline->second == 5);
+    try {
+        provision::parse_toml("x = 1\nkéy = 2\n", "mine.toml");
+        FAIL("parse_toml accepted a non-ASCII bare key");
+    } catch (const provision::Error& error) {
+        CHECK(error.code() == provision::ExitCode::invalid_input);
+        CHECK(std::string(error.what()).find("mine.toml:2:2:") == 0);
+    }
 }
