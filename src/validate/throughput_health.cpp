@@ -4,16 +4,6 @@
 
 namespace provision {
 
-namespace {
-
-const Gpu* gpu_at(const std::vector<Gpu>& gpus, int index) {
-    for (const Gpu& gpu : gpus)
-        if (gpu.index == index) return &gpu;
-    return nullptr;
-}
-
-}  // namespace
-
 std::vector<ThroughputFigure> compare_throughput(const std::vector<Gpu>& gpus, const std::vector<CheckRecord>& checks,
                                                  const ThroughputTable& table) {
     std::vector<ThroughputFigure> figures;
