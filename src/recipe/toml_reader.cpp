@@ -62,6 +62,20 @@ std::optional<std::pair<std::size_t, std::size_t>> non_ascii_outside_strings(std
                 const char quote = state == State::multiline_basic ? '"' : '\'';
                 if (quote == '"' && c == '\\') {
                     escaped = true;
+                    // A line-ending backslash: toml++ 3.3 misreads a non-ASCII
+                    // character as the first one after the skipped whitespace.
+                    std::size_t j = i + 1;
+                    while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+                    if (j < text.size() && (text[j] == '\n' || text[j] == '\r')) {
+                        std::size_t next_line = line, next_column = column;
+                        while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r')) {
+                            if (text[j] == '\n') next_line += 1, next_column = 1;
+                            else next_column += 1;
+                            ++j;
+                        }
+                        if (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x80)
+                            return std::make_pair(next_line, next_column);
+                    }
                 } else if (c == quote) {
                     // Up to two quotes may stand just before the closing three.
                     const std::size_t n = run_of(i, quote);
@@ -85,8 +99,9 @@ toml::table parse_toml(std::string_view text, const std::string& source) {
     // it is refused here before toml++ sees it.
     if (const auto at = non_ascii_outside_strings(text))
         throw Error(ExitCode::invalid_input,
-                    fmt::format("{}:{}:{}: a character outside ASCII stands outside every string and comment; "
-                                "TOML allows it only inside quotes or after '#'",
+                    fmt::format("{}:{}:{}: a character outside ASCII stands outside every string and comment "
+                                "(TOML allows it only inside quotes or after '#'), or first after a line-ending "
+                                "backslash (which the TOML library cannot read: start that line with an ASCII character)",
                                 source, at->first, at->second));
     try {
         return toml::parse(text, source);

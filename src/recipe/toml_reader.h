@@ -24,7 +24,8 @@ toml::table parse_toml(std::string_view text, const std::string& source);
 toml::table parse_toml_file(const std::string& path);
 
 // Line and column of the first byte outside ASCII that stands outside every
-// string and comment (where TOML 1.0 allows none), if any.
+// string and comment (where TOML 1.0 allows none), or first after a
+// line-ending backslash in a multi-line string (which toml++ 3.3 misreads).
 std::optional<std::pair<std::size_t, std::size_t>> non_ascii_outside_strings(std::string_view text);
 
 // Throws Error(invalid_input) as "file:line:column: message".

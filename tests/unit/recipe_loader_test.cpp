@@ -162,6 +162,11 @@ TEST_CASE("a character outside ASCII outside strings and comments is a positione
     REQUIRE(after_multiline.has_value());
     CHECK(after_multiline->first == 4);
     CHECK(after_multiline->second == 5);
+    const auto after_backslash = non_ascii_outside_strings("a = \"\"\"\\  \n\n  é\"\"\"\n");
+    REQUIRE(after_backslash.has_value());
+    CHECK(after_backslash->first == 3);
+    CHECK(after_backslash->second == 3);
+    CHECK_FALSE(non_ascii_outside_strings("a = \"\"\"\\\n  x é\"\"\"\n").has_value());
     try {
         provision::parse_toml("x = 1\nkéy = 2\n", "mine.toml");
         FAIL("parse_toml accepted a non-ASCII bare key");
