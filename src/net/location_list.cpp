@@ -3,12 +3,13 @@
 #include <cctype>
 #include <string_view>
 
+#include "core/text.h"
+
 namespace provision {
 namespace {
 
 bool is_web_scheme(std::string_view word) {
-    std::string lower;
-    for (const char c : word) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lower = lowercase(word);
     return lower == "http" || lower == "https";
 }
 

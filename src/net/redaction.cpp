@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "core/text.h"
 #include "net/curl_library.h"
 
 namespace provision {
@@ -17,12 +18,6 @@ constexpr const char* kMask = "***";
 // Secrets shorter than this are not scrubbed from free text: masking every
 // "a" or "1" in a message would make it unreadable without hiding anything.
 constexpr std::size_t kShortestScrubbedSecret = 4;
-
-std::string lowercase(std::string_view text) {
-    std::string lower(text);
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    return lower;
-}
 
 // Parameter names that carry credentials in the wild: ?token=, ?api_key=,
 // ?access_token=, S3's X-Amz-Signature / X-Amz-Credential, Azure's sig=,

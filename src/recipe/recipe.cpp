@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace provision {
 
 std::string SourceRef::str() const { return fmt::format("{}:{}:{}", file, line, column); }
@@ -35,11 +37,6 @@ const ArchitectureSpec* RecipeSet::architecture(const std::string& name) const {
     for (const auto& arch : architectures)
         if (arch.name == name) return &arch;
     return nullptr;
-}
-
-static std::string lowercase(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-    return text;
 }
 
 std::optional<std::string> RecipeSet::canonical_mechanism(const std::string& name) const {

@@ -5,20 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "recipe/toml_reader.h"
 
 namespace provision {
 
 namespace {
 
-std::string folded(const std::string& text) {
-    const auto first = text.find_first_not_of(" \t");
-    const auto last = text.find_last_not_of(" \t");
-    std::string result = first == std::string::npos ? "" : text.substr(first, last - first + 1);
-    std::transform(result.begin(), result.end(), result.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return result;
-}
+std::string folded(const std::string& text) { return lowercase(trimmed(text, " \t")); }
 
 double positive_number(const toml::node& node, const std::string& file, const std::string& what) {
     const std::optional<double> value = node.value<double>();  // integers too

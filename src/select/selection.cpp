@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
+#include "core/text.h"
 
 namespace provision {
 namespace {
@@ -103,18 +104,6 @@ std::vector<std::string> check_reasons(const MechanismSpec& mechanism, const Inv
     return reasons;
 }
 
-std::string lowercase(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-    return text;
-}
-
-// Blanks around a value are a quoting slip in a pod spec, not part of the name.
-std::string trimmed(const std::string& text) {
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos) return {};
-    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
-
 }  // namespace
 
 std::vector<std::string> accepted_mechanisms(const WorkloadSpec& workload) {
@@ -137,6 +126,7 @@ std::optional<Override> read_override(const std::map<std::string, std::string>& 
     for (const auto& variable : variables) {
         const auto it = environment.find(variable);
         if (it == environment.end()) continue;
+        // Blanks around a value are a quoting slip in a pod spec, not part of the name.
         const std::string value = trimmed(it->second);
         // "auto" leaves the choice to the next variable, then to provision.
         if (value.empty() || lowercase(value) == "auto") continue;
