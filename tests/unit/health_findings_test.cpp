@@ -31,15 +31,7 @@ const Finding* find(const std::vector<Finding>& findings, const std::string& sig
     return nullptr;
 }
 
-std::string load_error(const std::vector<std::string>& paths) {
-    try {
-        load_recipes(paths);
-    } catch (const Error& error) {
-        CHECK(error.code() == ExitCode::invalid_input);
-        return error.what();
-    }
-    return "";
-}
+using test_support::malformed_recipe_message;
 
 }  // namespace
 
@@ -70,20 +62,20 @@ TEST_CASE("a bad [policy] is an error naming file:line:column", "[health][policy
     TempDir dir;
     SECTION("unknown key, with a suggestion") {
         write_file(dir.file("p.toml"), "[policy]\nuncorected_ecc = \"failed\"\n");
-        const std::string message = load_error({kBuiltin, dir.file("p.toml")});
+        const std::string message = malformed_recipe_message({kBuiltin, dir.file("p.toml")});
         CHECK(message.find(dir.file("p.toml") + ":2:1: unknown key 'uncorected_ecc' in [policy]") !=
               std::string::npos);
         CHECK(message.find("did you mean 'uncorrected_ecc'?") != std::string::npos);
     }
     SECTION("unknown level") {
         write_file(dir.file("p.toml"), "[policy]\n\ngpu_lost = \"fatal\"\n");
-        CHECK(load_error({kBuiltin, dir.file("p.toml")}) ==
+        CHECK(malformed_recipe_message({kBuiltin, dir.file("p.toml")}) ==
               dir.file("p.toml") + ":3:12: 'gpu_lost' in [policy] must be \"ok\", \"degraded\" or \"failed\", not "
                                    "\"fatal\"");
     }
     SECTION("wrong type") {
         write_file(dir.file("p.toml"), "[policy]\nmemory_in_use_min_mib = \"1 GiB\"\n");
-        CHECK(load_error({kBuiltin, dir.file("p.toml")}).find(":2:25: 'memory_in_use_min_mib' in [policy] must be "
+        CHECK(malformed_recipe_message({kBuiltin, dir.file("p.toml")}).find(":2:25: 'memory_in_use_min_mib' in [policy] must be "
                                                               "an integer") != std::string::npos);
     }
 }

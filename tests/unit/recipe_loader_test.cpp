@@ -13,16 +13,7 @@ namespace {
 
 const std::string kBuiltin = test_support::source_path("recipes");
 
-// The message of the Error that loading `paths` throws ("" when none).
-std::string load_error(const std::vector<std::string>& paths, ExitCode* code = nullptr) {
-    try {
-        load_recipes(paths);
-    } catch (const Error& error) {
-        if (code) *code = error.code();
-        return error.what();
-    }
-    return "";
-}
+using test_support::recipe_load_error;
 
 }  // namespace
 
@@ -56,7 +47,7 @@ TEST_CASE("a TOML syntax error names the file, line and column") {
     TempDir dir;
     write_file(dir.file("bad.toml"), "[mechanisms.x]\ndescription = \"unterminated\n");
     ExitCode code{};
-    const std::string message = load_error({kBuiltin, dir.file("bad.toml")}, &code);
+    const std::string message = recipe_load_error({kBuiltin, dir.file("bad.toml")}, &code);
     CHECK(code == ExitCode::invalid_input);
     CHECK_THAT(message, Catch::Contains(dir.file("bad.toml") + ":2:"));
 }
@@ -64,7 +55,7 @@ TEST_CASE("a TOML syntax error names the file, line and column") {
 TEST_CASE("an unknown key is an error that suggests the closest known key, at its position") {
     TempDir dir;
     write_file(dir.file("typo.toml"), "[mechanisms.flash2]\nmin_compute_capabilty = \"8.0\"\n");
-    const std::string message = load_error({kBuiltin, dir.file("typo.toml")});
+    const std::string message = recipe_load_error({kBuiltin, dir.file("typo.toml")});
     CHECK_THAT(message, Catch::Contains(dir.file("typo.toml") + ":2:1"));
     CHECK_THAT(message, Catch::Contains("unknown key 'min_compute_capabilty'"));
     CHECK_THAT(message, Catch::Contains("did you mean 'min_compute_capability'?"));
@@ -73,7 +64,7 @@ TEST_CASE("an unknown key is an error that suggests the closest known key, at it
 TEST_CASE("a wrong type names where it is") {
     TempDir dir;
     write_file(dir.file("type.toml"), "[workloads.generic]\noverride_variables = \"ONE\"\n");
-    const std::string message = load_error({kBuiltin, dir.file("type.toml")});
+    const std::string message = recipe_load_error({kBuiltin, dir.file("type.toml")});
     CHECK_THAT(message, Catch::Contains(dir.file("type.toml") + ":2:"));
     CHECK_THAT(message, Catch::Contains("must be an array of strings"));
 }
@@ -81,13 +72,13 @@ TEST_CASE("a wrong type names where it is") {
 TEST_CASE("a bad compute capability is rejected") {
     TempDir dir;
     write_file(dir.file("cc.toml"), "[mechanisms.flash2]\nmin_compute_capability = \"eight\"\n");
-    CHECK_THAT(load_error({kBuiltin, dir.file("cc.toml")}), Catch::Contains("compute capability like \"8.6\""));
+    CHECK_THAT(recipe_load_error({kBuiltin, dir.file("cc.toml")}), Catch::Contains("compute capability like \"8.6\""));
 }
 
 TEST_CASE("an unknown mechanism in a preference list is an error with a suggestion") {
     TempDir dir;
     write_file(dir.file("order.toml"), "[workloads.generic.preference]\nhopper = [\"flash3\", \"flassh2\"]\n");
-    const std::string message = load_error({kBuiltin, dir.file("order.toml")});
+    const std::string message = recipe_load_error({kBuiltin, dir.file("order.toml")});
     CHECK_THAT(message, Catch::Contains(dir.file("order.toml") + ":2:"));
     CHECK_THAT(message, Catch::Contains("unknown mechanism 'flassh2'"));
     CHECK_THAT(message, Catch::Contains("did you mean 'flash2'?"));
@@ -96,7 +87,7 @@ TEST_CASE("an unknown mechanism in a preference list is an error with a suggesti
 TEST_CASE("an unknown architecture in a preference table is an error") {
     TempDir dir;
     write_file(dir.file("arch.toml"), "[workloads.generic.preference]\nhoper = [\"flash3\"]\n");
-    const std::string message = load_error({kBuiltin, dir.file("arch.toml")});
+    const std::string message = recipe_load_error({kBuiltin, dir.file("arch.toml")});
     CHECK_THAT(message, Catch::Contains("unknown architecture 'hoper'"));
     CHECK_THAT(message, Catch::Contains("did you mean 'hopper'?"));
 }
@@ -104,7 +95,7 @@ TEST_CASE("an unknown architecture in a preference table is an error") {
 TEST_CASE("a bad package requirement is an error") {
     TempDir dir;
     write_file(dir.file("req.toml"), "[mechanisms.flash2]\npackages = [\"flash-attn>>2\"]\n");
-    const std::string message = load_error({kBuiltin, dir.file("req.toml")});
+    const std::string message = recipe_load_error({kBuiltin, dir.file("req.toml")});
     CHECK_THAT(message, Catch::Contains(dir.file("req.toml") + ":2:"));
     CHECK_THAT(message, Catch::Contains("bad package requirement"));
 }
@@ -144,7 +135,7 @@ TEST_CASE("a recipe folder loads every .toml below it in path order") {
 
 TEST_CASE("a missing recipe path is an error") {
     ExitCode code{};
-    CHECK_THAT(load_error({kBuiltin, "/nonexistent/recipe.toml"}, &code), Catch::Contains("not found"));
+    CHECK_THAT(recipe_load_error({kBuiltin, "/nonexistent/recipe.toml"}, &code), Catch::Contains("not found"));
     CHECK(code == ExitCode::invalid_input);
 }
 

@@ -6,10 +6,36 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "recipe/recipe_loader.h"
+
 namespace test_support {
+
+// The message of the Error that loading `paths` throws ("" when none), and
+// its exit code in `*code`.
+inline std::string recipe_load_error(const std::vector<std::string>& paths, provision::ExitCode* code = nullptr) {
+    try {
+        provision::load_recipes(paths);
+    } catch (const provision::Error& error) {
+        if (code) *code = error.code();
+        return error.what();
+    }
+    return "";
+}
+
+// The message of loading `paths`, which must fail as a malformed recipe (exit 3).
+inline std::string malformed_recipe_message(const std::vector<std::string>& paths) {
+    provision::ExitCode code = provision::ExitCode::ok;
+    const std::string message = recipe_load_error(paths, &code);
+    CHECK(code == provision::ExitCode::invalid_input);
+    return message;
+}
 
 // Sets (or unsets) an environment variable for one scope.
 class ScopedEnv {

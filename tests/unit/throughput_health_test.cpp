@@ -14,21 +14,13 @@ namespace {
 
 const std::string kBuiltin = test_support::source_path("recipes");
 
-std::string load_error(const std::vector<std::string>& paths) {
-    try {
-        load_recipes(paths);
-    } catch (const Error& error) {
-        CHECK(error.code() == ExitCode::invalid_input);
-        return error.what();
-    }
-    return "";
-}
+using test_support::malformed_recipe_message;
 
 // The built-in recipes plus one user file holding `text`.
 std::string user_recipe_error(const std::string& text) {
     TempDir dir;
     write_file(dir.file("user.toml"), text);
-    return load_error({kBuiltin, dir.file("user.toml")});
+    return malformed_recipe_message({kBuiltin, dir.file("user.toml")});
 }
 
 ThroughputTable h100_table() {
