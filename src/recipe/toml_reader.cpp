@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <variant>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/suggest.h"
+#include "recipe/toml_guard.h"
 
 namespace provision {
 
@@ -20,95 +22,46 @@ SourceRef source_of(const toml::node& node, const std::string& fallback_file) {
     return ref;
 }
 
-std::optional<std::pair<std::size_t, std::size_t>> non_ascii_outside_strings(std::string_view text) {
-    enum class State { plain, comment, basic, literal, multiline_basic, multiline_literal };
-    State state = State::plain;
-    std::size_t line = 1, column = 1;
-    std::size_t skip = 0;   // bytes of a delimiter already judged
-    bool escaped = false;   // the previous byte was a backslash in a basic string
-    auto run_of = [&](std::size_t at, char quote) {
-        std::size_t n = 0;
-        while (at + n < text.size() && text[at + n] == quote) ++n;
-        return n;
-    };
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (skip > 0) {
-            --skip;
-        } else if (escaped) {
-            escaped = false;
-        } else {
-            switch (state) {
-            case State::plain:
-                if (static_cast<unsigned char>(c) >= 0x80) return std::make_pair(line, column);
-                if (c == '#') state = State::comment;
-                else if (c == '"' && run_of(i, '"') >= 3) state = State::multiline_basic, skip = 2;
-                else if (c == '\'' && run_of(i, '\'') >= 3) state = State::multiline_literal, skip = 2;
-                else if (c == '"') state = State::basic;
-                else if (c == '\'') state = State::literal;
-                break;
-            case State::comment:
-                if (c == '\n') state = State::plain;
-                break;
-            case State::basic:
-                if (c == '\\') escaped = true;
-                else if (c == '"' || c == '\n') state = State::plain;
-                break;
-            case State::literal:
-                if (c == '\'' || c == '\n') state = State::plain;
-                break;
-            case State::multiline_basic:
-            case State::multiline_literal: {
-                const char quote = state == State::multiline_basic ? '"' : '\'';
-                if (quote == '"' && c == '\\') {
-                    escaped = true;
-                    // A line-ending backslash: toml++ 3.3 misreads a non-ASCII
-                    // character as the first one after the skipped whitespace.
-                    std::size_t j = i + 1;
-                    while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
-                    if (j < text.size() && (text[j] == '\n' || text[j] == '\r')) {
-                        std::size_t next_line = line, next_column = column;
-                        while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r')) {
-                            if (text[j] == '\n') next_line += 1, next_column = 1;
-                            else next_column += 1;
-                            ++j;
-                        }
-                        if (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x80)
-                            return std::make_pair(next_line, next_column);
-                    }
-                } else if (c == quote) {
-                    // Up to two quotes may stand just before the closing three.
-                    const std::size_t n = run_of(i, quote);
-                    if (n >= 3) state = State::plain;
-                    skip = std::min<std::size_t>(n, 5) - 1;
-                }
-                break;
-            }
-            }
+namespace {
+
+// Puts back, in every string and key, what guard_toml_text() stood in for.
+void restore_stand_ins(toml::node& node) {
+    if (auto* text = node.as_string()) {
+        text->get() = restore_toml_text(text->get());
+    } else if (auto* array = node.as_array()) {
+        for (auto& element : *array) restore_stand_ins(element);
+    } else if (auto* table = node.as_table()) {
+        std::vector<toml::key> renamed;
+        for (auto&& [key, value] : *table) {
+            restore_stand_ins(value);
+            if (restore_toml_text(key.str()) != key.str()) renamed.push_back(key);
         }
-        if (c == '\n') line += 1, column = 1;
-        else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) column += 1;  // count characters, not bytes
+        for (const auto& key : renamed) {
+            const auto old = table->find(key.str());
+            table->insert(toml::key(restore_toml_text(key.str()), key.source()), std::move(old->second));
+            table->erase(key.str());
+        }
     }
-    return std::nullopt;
 }
 
+}  // namespace
+
 toml::table parse_toml(std::string_view text, const std::string& source) {
-    // TOML 1.0 allows non-ASCII only in strings and comments.  Such input is
-    // malformed anyway, and toml++ 3.3 (Debian 12) reaches undefined
-    // behaviour on some of it (U+00A1..U+0499 where whitespace may stand):
-    // it is refused here before toml++ sees it.
-    if (const auto at = non_ascii_outside_strings(text))
-        throw Error(ExitCode::invalid_input,
-                    fmt::format("{}:{}:{}: a character outside ASCII stands outside every string and comment "
-                                "(TOML allows it only inside quotes or after '#'), or first after a line-ending "
-                                "backslash (which the TOML library cannot read: start that line with an ASCII character)",
-                                source, at->first, at->second));
+    // Debian 12's toml++ reaches undefined behaviour on some code points:
+    // toml_guard.h says how no input can reach it.
+    const auto guarded = guard_toml_text(text);
+    if (const auto* unreadable = std::get_if<UnreadableText>(&guarded))
+        throw Error(ExitCode::invalid_input, fmt::format("{}:{}:{}: {}", source, unreadable->line,
+                                                         unreadable->column, unreadable->reason));
+    const auto& safe = std::get<GuardedText>(guarded);
     try {
-        return toml::parse(text, source);
+        toml::table table = toml::parse(safe.text, source);
+        if (safe.substitutions > 0) restore_stand_ins(table);
+        return table;
     } catch (const toml::parse_error& error) {
         const auto& begin = error.source().begin;
-        throw Error(ExitCode::invalid_input,
-                    fmt::format("{}:{}:{}: {}", source, begin.line, begin.column, error.description()));
+        throw Error(ExitCode::invalid_input, fmt::format("{}:{}:{}: {}", source, begin.line, begin.column,
+                                                         restore_toml_text(error.description())));
     }
 }
 

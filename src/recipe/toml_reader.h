@@ -23,11 +23,6 @@ toml::table parse_toml(std::string_view text, const std::string& source);
 // The same for a file: a file that cannot be read is Error(invalid_input) too.
 toml::table parse_toml_file(const std::string& path);
 
-// Line and column of the first byte outside ASCII that stands outside every
-// string and comment (where TOML 1.0 allows none), or first after a
-// line-ending backslash in a multi-line string (which toml++ 3.3 misreads).
-std::optional<std::pair<std::size_t, std::size_t>> non_ascii_outside_strings(std::string_view text);
-
 // Throws Error(invalid_input) as "file:line:column: message".
 [[noreturn]] void throw_at(const toml::node& node, const std::string& file, const std::string& message);
 

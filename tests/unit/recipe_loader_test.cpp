@@ -1,7 +1,11 @@
+#include <string>
+#include <variant>
+
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
 #include "recipe/recipe_loader.h"
+#include "recipe/toml_guard.h"
 #include "recipe/toml_reader.h"
 #include "test_support.h"
 
@@ -139,30 +143,79 @@ TEST_CASE("a missing recipe path is an error") {
     CHECK(code == ExitCode::invalid_input);
 }
 
-TEST_CASE("a character outside ASCII outside strings and comments is a positioned error; inside them it is fine",
-          "[recipe]") {
-    using provision::non_ascii_outside_strings;
-    CHECK_FALSE(non_ascii_outside_strings("a = \"café ☕\" # naïve\nb = 'Ɩߑ'\n").has_value());
-    CHECK_FALSE(non_ascii_outside_strings("a = \"\"\"x \"\" é\n\\\"\"\" ü\"\"\"\"\nb = '''ö''''\n").has_value());
-    CHECK_FALSE(non_ascii_outside_strings("a = \"\\\"é\"\n").has_value());
-    const auto at = non_ascii_outside_strings("[workloads.mine]\ndescriƖߑtop = \"x\"\n");
-    REQUIRE(at.has_value());
-    CHECK(at->first == 2);
-    CHECK(at->second == 7);
-    const auto after_multiline = non_ascii_outside_strings("a = \"\"\"\né\n\"\"\"\nb = é\n");
-    REQUIRE(after_multiline.has_value());
-    CHECK(after_multiline->first == 4);
-    CHECK(after_multiline->second == 5);
-    const auto after_backslash = non_ascii_outside_strings("a = \"\"\"\\  \n\n  é\"\"\"\n");
-    REQUIRE(after_backslash.has_value());
-    CHECK(after_backslash->first == 3);
-    CHECK(after_backslash->second == 3);
-    CHECK_FALSE(non_ascii_outside_strings("a = \"\"\"\\\n  x é\"\"\"\n").has_value());
-    try {
-        provision::parse_toml("x = 1\nkéy = 2\n", "mine.toml");
-        FAIL("parse_toml accepted a non-ASCII bare key");
-    } catch (const provision::Error& error) {
-        CHECK(error.code() == provision::ExitCode::invalid_input);
-        CHECK(std::string(error.what()).find("mine.toml:2:2:") == 0);
+TEST_CASE("the code points that break toml++ 3.3's whitespace test are exactly its three blocks", "[recipe]") {
+    using provision::toml_whitespace_test_breaks_on;
+    for (const char32_t safe : {0x20u, 0x7Fu, 0xA0u, 0x49Au, 0x1680u, 0x2000u, 0x2C5Du, 0x3000u, 0x3058u, 0xFB25u,
+                                0xFEFFu, 0xFFFDu, 0x1F600u})
+        CHECK_FALSE(toml_whitespace_test_breaks_on(safe));
+    for (const char32_t broken : {0xA1u, 0xB2u, 0xE9u, 0x499u, 0x2C5Eu, 0x2FFFu, 0x3001u, 0x3057u, 0xFB26u, 0xFEFEu})
+        CHECK(toml_whitespace_test_breaks_on(broken));
+}
+
+namespace {
+std::string utf8_of(char32_t c) {
+    if (c < 0x80) return std::string(1, static_cast<char>(c));
+    if (c < 0x800) return {char(0xC0 | (c >> 6)), char(0x80 | (c & 0x3F))};
+    if (c < 0x10000) return {char(0xE0 | (c >> 12)), char(0x80 | ((c >> 6) & 0x3F)), char(0x80 | (c & 0x3F))};
+    return {char(0xF0 | (c >> 18)), char(0x80 | ((c >> 12) & 0x3F)), char(0x80 | ((c >> 6) & 0x3F)),
+            char(0x80 | (c & 0x3F))};
+}
+}  // namespace
+
+TEST_CASE("no code point that breaks toml++ reaches it, whatever the input", "[recipe]") {
+    // Every Unicode scalar value: the guarded text never holds a breaking
+    // code point, and restoring it gives back the input.
+    std::size_t checked = 0, refused = 0;
+    for (char32_t c = 1; c <= 0x10FFFF; ++c) {
+        if (c >= 0xD800 && c <= 0xDFFF) continue;
+        const std::string utf8 = utf8_of(c);
+        const auto guarded = provision::guard_toml_text(utf8);
+        const auto* text = std::get_if<provision::GuardedText>(&guarded);
+        if (!text) {
+            ++refused;  // a raw stand-in
+            continue;
+        }
+        ++checked;
+        if (provision::toml_whitespace_test_breaks_on(c) && text->text == utf8)
+            FAIL("U+" << std::hex << static_cast<unsigned>(c) << " reached toml++ unguarded");
+        if (provision::restore_toml_text(text->text) != utf8)
+            FAIL("U+" << std::hex << static_cast<unsigned>(c) << " was not restored");
     }
+    CHECK(refused == 3019);  // one for each breaking code point
+    CHECK(checked + refused == 0x10FFFF - 2048);
+}
+
+TEST_CASE("non-ASCII text reads back exactly where TOML allows it and is a positioned error elsewhere", "[recipe]") {
+    const toml::table table = provision::parse_toml(
+        "a = \"café ☕ 8192³ 4·B·H\" # naïve ²\nb = 'Ɩߑ'\n\"ключ é\" = \"\"\"\\\n  é ü\"\"\"\n[t]\n"
+        "c = ['''ö''', \"\\u00E9\"]\n",
+        "mine.toml");
+    CHECK(table["a"].value<std::string>() == "café ☕ 8192³ 4·B·H");
+    CHECK(table["b"].value<std::string>() == "Ɩߑ");
+    CHECK(table["ключ é"].value<std::string>() == "é ü");
+    CHECK(table["t"]["c"][0].value<std::string>() == "ö");
+    CHECK(table["t"]["c"][1].value<std::string>() == "é");
+    REQUIRE(table.get("ключ é") != nullptr);
+    CHECK(table.get("ключ é")->source().begin.line == 3);
+
+    const auto error_of = [](std::string_view text) {
+        try {
+            (void)provision::parse_toml(text, "mine.toml");
+        } catch (const provision::Error& error) {
+            CHECK(error.code() == provision::ExitCode::invalid_input);
+            return std::string(error.what());
+        }
+        FAIL("parse_toml accepted " << text);
+        return std::string();
+    };
+    CHECK_THAT(error_of("x = 1\nkéy = 2\n"), Catch::StartsWith("mine.toml:2:2:"));
+    CHECK_THAT(error_of("[workloads.mine]\ndescriƖߑtop = \"x\"\n"), Catch::StartsWith("mine.toml:2:7:"));
+    CHECK_THAT(error_of("a = \"\"\"\\é\"\"\"\n"), Catch::StartsWith("mine.toml:1:"));
+    CHECK_THAT(error_of("a = 307nnn'nnnEEE\xC2\xBA" "EE\n"), Catch::StartsWith("mine.toml:1:"));
+    CHECK_THAT(error_of("a = \"x\"\nb = \"\xC0\xAF\"\n"), Catch::StartsWith("mine.toml:2:6: byte 0xC0 is not UTF-8"));
+    CHECK_THAT(error_of("a = \"\xED\xA0\x80\"\n"), Catch::StartsWith("mine.toml:1:6: byte 0xED is not UTF-8"));
+    CHECK_THAT(error_of("a = \"\xF4\x80\x83\xA9\"\n"), Catch::Contains("private use"));
+    CHECK_THAT(error_of("a = \"\\U001000E9\"\n"), Catch::StartsWith("mine.toml:1:6: the escape"));
+    CHECK(provision::parse_toml("a = \"\\U0010FFFD\"\n", "mine.toml")["a"].value<std::string>() ==
+          "\xF4\x8F\xBF\xBD");
 }
