@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -9,12 +12,6 @@
 namespace provision {
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-    return text;
-}
 
 bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
     if (text.size() < prefix.size()) return false;
@@ -24,53 +21,58 @@ bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
     return true;
 }
 
-bool all_digits(std::string_view text) {
-    return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
-}
+enum class EntryKind { index, uuid };
 
-bool looks_like_uuid_text(std::string_view text) {
-    return !text.empty() &&
-           std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isxdigit(c) || c == '-'; });
-}
-
-// One entry resolved to a host position, or the reason it is invalid.
+// One entry resolved to a host position, or the reason CUDA stops there.
 struct Resolved {
     std::optional<std::size_t> position;
+    EntryKind kind = EntryKind::index;
     std::string problem;
 };
 
-Resolved by_uuid_prefix(std::string_view prefix, const std::vector<std::string>& host_uuids) {
-    // UUIDs carry "GPU-" and lower-case hex; accept both omissions.
-    const std::string wanted = starts_with_ignoring_case(prefix, "GPU-") ? std::string(prefix.substr(4))
-                                                                         : std::string(prefix);
-    if (!looks_like_uuid_text(wanted)) return {std::nullopt, "is neither a GPU index nor a GPU UUID"};
+// "GPU-" (case as written) and then the run of hex digits and dashes, which
+// must begin one host UUID (hex in either case); what follows the run is
+// ignored, as CUDA ignores it.
+Resolved by_uuid_prefix(std::string_view entry, const std::vector<std::string>& host_uuids) {
+    std::string_view wanted = entry.substr(4);
+    const auto run = std::find_if(wanted.begin(), wanted.end(),
+                                  [](unsigned char c) { return !std::isxdigit(c) && c != '-'; });
+    wanted = wanted.substr(0, static_cast<std::size_t>(run - wanted.begin()));
+    if (wanted.empty()) return {std::nullopt, EntryKind::uuid, "has no UUID after 'GPU-'"};
     std::vector<std::size_t> matches;
     for (std::size_t i = 0; i < host_uuids.size(); ++i) {
         const std::string_view uuid = host_uuids[i];
         if (starts_with_ignoring_case(uuid, "GPU-") && starts_with_ignoring_case(uuid.substr(4), wanted))
             matches.push_back(i);
     }
-    if (matches.empty()) return {std::nullopt, "matches no GPU on this machine"};
+    if (matches.empty()) return {std::nullopt, EntryKind::uuid, "matches no GPU on this machine"};
     if (matches.size() > 1)
-        return {std::nullopt, fmt::format("matches {} GPUs; give enough of the UUID to name one", matches.size())};
-    return {matches.front(), ""};
+        return {std::nullopt, EntryKind::uuid,
+                fmt::format("matches {} GPUs; give enough of the UUID to name one", matches.size())};
+    return {matches.front(), EntryKind::uuid, ""};
+}
+
+// An index as CUDA reads it: strtoul's rules (leading blanks, a sign, the
+// digits up to the first other character) and then cut to 32 bits, so
+// "0a", "+0" and "4294967296" all name GPU 0, while "-1" names none.
+Resolved by_index(std::string_view entry, std::size_t host_count) {
+    const std::string text(entry);
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+    if (end == text.c_str()) return {std::nullopt, EntryKind::index, "is neither a GPU index nor a GPU UUID"};
+    const auto index = static_cast<std::uint32_t>(errno == ERANGE ? ~0ull : value);
+    if (index >= host_count)
+        return {std::nullopt, EntryKind::index,
+                fmt::format("is out of range (this machine has {} GPU{})", host_count, host_count == 1 ? "" : "s")};
+    return {index, EntryKind::index, ""};
 }
 
 Resolved resolve(std::string_view entry, const std::vector<std::string>& host_uuids) {
-    if (entry.empty()) return {std::nullopt, "is empty"};
-    if (all_digits(entry)) {
-        if (entry.size() > 6 || std::stoul(std::string(entry)) >= host_uuids.size())
-            return {std::nullopt, fmt::format("is out of range (this machine has {} GPU{})", host_uuids.size(),
-                                              host_uuids.size() == 1 ? "" : "s")};
-        return {std::stoul(std::string(entry)), ""};
-    }
-    if (starts_with_ignoring_case(entry, "MIG-")) {
-        const std::string_view rest = entry.substr(4);
-        if (!starts_with_ignoring_case(rest, "GPU-"))
-            return {std::nullopt, "names a MIG instance, which only libcuda can resolve"};
-        return by_uuid_prefix(rest.substr(0, rest.find('/')), host_uuids);
-    }
-    return by_uuid_prefix(entry, host_uuids);
+    if (entry.starts_with("MIG-"))
+        return {std::nullopt, EntryKind::uuid, "names a MIG instance, which only libcuda can resolve"};
+    if (entry.starts_with("GPU-")) return by_uuid_prefix(entry, host_uuids);
+    return by_index(entry, host_uuids.size());
 }
 
 }  // namespace
@@ -83,32 +85,40 @@ VisibleDevices select_visible_devices(const std::vector<std::string>& host_uuids
         return visible;
     }
     const std::string_view text = *cuda_visible_devices;
-    if (trim(text).empty()) return visible;  // set but empty: no GPU at all
-
+    std::vector<EntryKind> kinds;  // how each kept position was named
     std::size_t start = 0;
     for (int ordinal = 1;; ++ordinal) {
         const std::size_t comma = text.find(',', start);
-        const std::string_view raw = text.substr(start, comma == std::string_view::npos ? comma : comma - start);
-        const std::string_view entry = trim(raw);
-        Resolved resolved = resolve(entry, host_uuids);
-        if (resolved.position &&
-            std::find(visible.positions.begin(), visible.positions.end(), *resolved.position) !=
-                visible.positions.end())
-            resolved = {std::nullopt, "names a GPU that an earlier entry already named"};
+        const std::string_view entry = text.substr(start, comma == std::string_view::npos ? comma : comma - start);
+        const Resolved resolved = resolve(entry, host_uuids);
         if (!resolved.position) {
             visible.notes.push_back(fmt::format(
-                "CUDA_VISIBLE_DEVICES entry {} ('{}') {}; CUDA ignores it and every entry after it", ordinal,
-                entry, resolved.problem));
+                "CUDA_VISIBLE_DEVICES entry {} ('{}') {}; CUDA ignores it and every entry after it", ordinal, entry,
+                entry.empty() ? "is empty" : resolved.problem));
             break;
         }
-        if (starts_with_ignoring_case(entry, "MIG-"))
-            visible.notes.push_back(fmt::format(
-                "CUDA_VISIBLE_DEVICES entry '{}' is a MIG instance of GPU {}; its memory is shown as the whole GPU's",
-                entry, host_uuids[*resolved.position]));
-        visible.positions.push_back(*resolved.position);
+        const auto earlier = std::find(visible.positions.begin(), visible.positions.end(), *resolved.position);
+        if (earlier != visible.positions.end()) {
+            // Measured: the same GPU named twice the same way makes cuInit
+            // fail (CUDA_ERROR_INVALID_DEVICE); once by index and once by
+            // UUID, CUDA keeps it once.
+            if (kinds[static_cast<std::size_t>(earlier - visible.positions.begin())] == resolved.kind) {
+                visible.positions.clear();
+                visible.notes.push_back(fmt::format(
+                    "CUDA_VISIBLE_DEVICES entry {} ('{}') names a GPU that an earlier entry already named the same "
+                    "way: CUDA then fails to start (invalid device) and the workload will see no GPU",
+                    ordinal, entry));
+                return visible;
+            }
+        } else {
+            visible.positions.push_back(*resolved.position);
+            kinds.push_back(resolved.kind);
+        }
         if (comma == std::string_view::npos) break;
         start = comma + 1;
     }
+    if (visible.positions.empty() && !host_uuids.empty())
+        visible.notes.push_back(fmt::format("CUDA_VISIBLE_DEVICES='{}' leaves the workload no GPU", text));
     return visible;
 }
 

@@ -1,18 +1,21 @@
 // CUDA_VISIBLE_DEVICES, read with CUDA's rules, against the GPUs of a
 // machine in CUDA's enumeration order.
 //
-// Rules (CUDA's documentation, "CUDA Environment Variables"):
+// Rules, as measured against CUDA itself (tests/fixtures/cuda_visible_devices.tsv):
 //   unset            every GPU, in order
 //   ""               no GPU
 //   "2,0"            GPU 2 then GPU 0; the workload calls them 0 and 1
-//   "GPU-8932f937"   a UUID, in full or any prefix that names exactly one GPU
-//                    (the "GPU-" is optional here)
+//   "GPU-8932f937"   a UUID, in full or any prefix that names exactly one GPU;
+//                    "GPU-" exactly so, the hex in either case, and anything
+//                    after the hex digits and dashes ignored
+//   " 0", "0a", "+0" an index as strtoul reads it, cut to 32 bits
 //   "0,2,-1,1"       entries are read up to the first invalid one: GPUs 0, 2
-// An entry is invalid when it is not a number or UUID, an index is out of
-// range, a UUID prefix matches no GPU or several, or it names a GPU that an
-// earlier entry already named.  MIG entries: "MIG-GPU-<uuid>/<gi>/<ci>"
-// stands for its parent GPU; a bare "MIG-<uuid>" cannot be resolved without
-// libcuda and ends the list.
+// An entry is invalid when it is neither an index nor "GPU-" and a UUID, an
+// index is out of range, or a UUID prefix matches no GPU or several.  The
+// same GPU named twice the same way (two indices or two UUIDs) makes CUDA
+// fail altogether: no GPU; once by index and once by UUID, it counts once.
+// "MIG-" entries name MIG instances, which only libcuda can resolve: they end
+// the list here.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "gpu/visible_devices.h"
+#include "support/cuda_visible_devices_table.h"
+#include "test_support.h"
 
 using provision::select_visible_devices;
 
@@ -25,7 +27,9 @@ TEST_CASE("CUDA_VISIBLE_DEVICES unset shows every GPU, empty shows none", "[gpu]
     CHECK(visible(std::nullopt) == Positions{0, 1, 2, 3});
     CHECK(visible("") == Positions{});
     CHECK(visible("  ") == Positions{});
-    CHECK(select_visible_devices(host, "").notes.empty());
+    const auto empty = select_visible_devices(host, "");
+    REQUIRE_FALSE(empty.notes.empty());
+    CHECK(empty.notes.back().find("leaves the workload no GPU") != std::string::npos);
 }
 
 TEST_CASE("CUDA_VISIBLE_DEVICES indices select and reorder", "[gpu][visible]") {
@@ -39,7 +43,7 @@ TEST_CASE("CUDA_VISIBLE_DEVICES stops at the first invalid entry", "[gpu][visibl
     CHECK(visible("0,2,-1,1") == Positions{0, 2});  // CUDA's documented example
     CHECK(visible("1,7,0") == Positions{1});        // out of range
     CHECK(visible("1,,0") == Positions{1});         // empty entry
-    CHECK(visible("1,1,0") == Positions{1});        // the same GPU twice
+    CHECK(visible("1,2,5") == Positions{1, 2});      // out of range after two good ones
     CHECK(visible("foo,0") == Positions{});
     CHECK(visible("99999999999999999999") == Positions{});
 
@@ -52,8 +56,10 @@ TEST_CASE("CUDA_VISIBLE_DEVICES stops at the first invalid entry", "[gpu][visibl
 TEST_CASE("CUDA_VISIBLE_DEVICES UUIDs match in full or by a unique prefix", "[gpu][visible]") {
     CHECK(visible("GPU-3c9a2f41-5b6d-47e8-a0c1-d2e3f4a5b6c7") == Positions{3});
     CHECK(visible("GPU-8932f937") == Positions{0});
-    CHECK(visible("8932f937-d72c") == Positions{0});  // "GPU-" is optional
-    CHECK(visible("gpu-3C9A") == Positions{3});       // case does not matter
+    CHECK(visible("8932f937-d72c") == Positions{});   // "GPU-" is needed,
+    CHECK(visible("gpu-3c9a") == Positions{});        // as written
+    CHECK(visible("GPU-3C9A") == Positions{3});       // the hex in either case
+    CHECK(visible("GPU-3c9a 1") == Positions{3});     // what follows the hex is ignored
     CHECK(visible("GPU-1b7e,0") == Positions{1, 0});  // UUIDs and indices mix
     CHECK(visible("GPU-1b7e3c52-0a9d-4e61-8f2b-7c4d5e6f7a80,GPU-1b99") == Positions{1, 2});
 }
@@ -66,26 +72,43 @@ TEST_CASE("CUDA_VISIBLE_DEVICES UUID prefixes that are ambiguous or unknown end 
 
     const auto unknown = select_visible_devices(host, "GPU-ffff");
     CHECK(unknown.positions.empty());
-    REQUIRE(unknown.notes.size() == 1);
+    REQUIRE(unknown.notes.size() == 2);
+    CHECK(unknown.notes[1].find("leaves the workload no GPU") != std::string::npos);
     CHECK(unknown.notes[0].find("matches no GPU") != std::string::npos);
 
     CHECK(visible("GPU-") == Positions{});
     CHECK(visible("GPU-zz") == Positions{});
 }
 
-TEST_CASE("CUDA_VISIBLE_DEVICES MIG entries resolve to their GPU or end the list", "[gpu][visible]") {
-    const auto legacy = select_visible_devices(host, "MIG-GPU-3c9a2f41-5b6d-47e8-a0c1-d2e3f4a5b6c7/1/0");
-    CHECK(legacy.positions == Positions{3});
+TEST_CASE("CUDA_VISIBLE_DEVICES: the same GPU named twice the same way leaves none", "[gpu][visible]") {
+    const auto twice = select_visible_devices(host, "1,1,0");
+    CHECK(twice.positions.empty());
+    REQUIRE_FALSE(twice.notes.empty());
+    CHECK(twice.notes[0].find("the workload will see no GPU") != std::string::npos);
+    CHECK(visible("GPU-1b7e,GPU-1b7e3c52") == Positions{});
+    CHECK(visible("1,GPU-1b7e,0") == Positions{1, 0});  // by index and by UUID: once
+}
+
+TEST_CASE("CUDA_VISIBLE_DEVICES MIG entries end the list", "[gpu][visible]") {
+    const auto legacy = select_visible_devices(host, "2,MIG-GPU-3c9a2f41-5b6d-47e8-a0c1-d2e3f4a5b6c7/1/0");
+    CHECK(legacy.positions == Positions{2});
     REQUIRE(legacy.notes.size() == 1);
     CHECK(legacy.notes[0].find("MIG instance") != std::string::npos);
-
-    const auto modern = select_visible_devices(host, "1,MIG-0f2a4c6e-8a0b-5c1d-9e2f-3a4b5c6d7e8f,0");
-    CHECK(modern.positions == Positions{1});
-    REQUIRE(modern.notes.size() == 1);
-    CHECK(modern.notes[0].find("MIG instance") != std::string::npos);
-
+    CHECK(visible("1,MIG-0f2a4c6e-8a0b-5c1d-9e2f-3a4b5c6d7e8f,0") == Positions{1});
     CHECK(visible("MIG-") == Positions{});
-    CHECK(visible("MIG-GPU-/1/0") == Positions{});
+}
+
+TEST_CASE("CUDA_VISIBLE_DEVICES: every value measured against CUDA gives CUDA's GPUs", "[gpu][visible]") {
+    const std::string uuid = "8932f937-d72c-4106-c12f-20bd9faed9f6";
+    const auto rows = test_support::cuda_visible_devices_table(
+        test_support::source_path("tests/fixtures/cuda_visible_devices.tsv"), uuid);
+    REQUIRE(rows.size() >= 30);
+    for (const auto& row : rows) {
+        INFO("CUDA_VISIBLE_DEVICES=[" << (row.value ? *row.value : "(unset)") << "]");
+        const auto result = select_visible_devices({"GPU-" + uuid}, row.value);
+        CHECK(result.positions.size() == row.cuda_count);
+        if (row.cuda_count == 0 && row.value) CHECK_FALSE(result.notes.empty());
+    }
 }
 
 TEST_CASE("apply_visible_devices numbers GPUs as the workload sees them", "[gpu][visible]") {
