@@ -18,6 +18,7 @@
 #include "packages/python_packages.h"
 #include "recipe/recipe_loader.h"
 #include "select/classify.h"
+#include "validate/fault_injection.h"
 #include "validate/throughput_health.h"
 #include "validate/validation.h"
 #include "validation_kernels.h"
@@ -116,8 +117,10 @@ void run_checks(const Options& options, const Inventory& inventory, const Recipe
     ValidationOptions validation;
     validation.mode = options.validate;
     validation.timeout_s = options.validate_timeout_s;
-    if (const auto it = options.environment.find("PROVISION_TEST_FAULT"); it != options.environment.end())
-        validation.fault = it->second;
+    if constexpr (kFaultInjection) {
+        if (const auto it = options.environment.find("PROVISION_TEST_FAULT"); it != options.environment.end())
+            validation.fault = it->second;
+    }
     const auto start = std::chrono::steady_clock::now();
     for (const auto& outcome : run_validation(work, validation))
         summary.checks.push_back({outcome.gpu, outcome.name, outcome.status, outcome.max_rel_error, outcome.tolerance,

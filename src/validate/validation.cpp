@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "validate/child_process.h"
+#include "validate/fault_injection.h"
 #include "validate/worker_outcome.h"
 #include "validate/worker_protocol.h"
 #include "validation_kernels.h"
@@ -63,7 +64,7 @@ int run_check_worker(const std::vector<std::string>& args, std::ostream& out, st
     std::vector<std::string> checks;
     app.add_option("--gpu", gpu, "CUDA index of the GPU")->required();
     app.add_option("--mode", mode, "quick or full")->check(CLI::IsMember({"quick", "full"}));
-    app.add_option("--fault", fault, "test-only: PATTERN=FAULT[,...]");
+    if constexpr (kFaultInjection) app.add_option("--fault", fault, "test-only: PATTERN=FAULT[,...]");
     app.add_option("--seed", seed, "seed of the random inputs (0: a fresh one)");
     app.add_option("checks", checks, "check names")->required();
     try {

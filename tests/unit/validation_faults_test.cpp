@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/reliability_record.h"
+#include "validate/fault_injection.h"
 #include "validate/validation.h"
 
 using namespace provision;
@@ -30,6 +31,10 @@ ValidationOptions with_fault(const std::string& fault) {
 TEST_CASE("worker faults: a crashing or killed worker is contained and named", "[validation][faults]") {
     if (access(kBinary.c_str(), X_OK) != 0) {
         WARN("skipped: " << kBinary << " is not built");
+        return;
+    }
+    if (!kFaultInjection) {
+        WARN("skipped: built without fault injection (PROVISION_FAULT_INJECTION=OFF)");
         return;
     }
     for (const auto& [fault, signal] : {std::pair{"crash", "signal 11"}, std::pair{"killed", "signal 9"}}) {
@@ -60,6 +65,10 @@ TEST_CASE("worker faults: a crashing or killed worker is contained and named", "
 TEST_CASE("worker faults: a fault spec for another check changes nothing", "[validation][faults]") {
     if (access(kBinary.c_str(), X_OK) != 0) {
         WARN("skipped: " << kBinary << " is not built");
+        return;
+    }
+    if (!kFaultInjection) {
+        WARN("skipped: built without fault injection (PROVISION_FAULT_INJECTION=OFF)");
         return;
     }
     const auto outcomes = run_validation({{0, {"attention.bf16"}}}, with_fault("gemm.tf32=crash"));
