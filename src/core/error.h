@@ -7,7 +7,7 @@
 
 namespace provision {
 
-// Exit statuses fixed by DESIGN.md; scripts depend on them.
+// Exit statuses fixed by docs/DESIGN.md; scripts depend on them.
 enum class ExitCode : int {
     ok = 0,
     usage = 2,            // unknown flag, bad option value, unknown mechanism name

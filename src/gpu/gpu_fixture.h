@@ -1,5 +1,5 @@
 // Simulated machines (--gpu-fixture): a TOML file that stands in for NVML and
-// the driver, in the format of DESIGN.md:
+// the driver, in the format of docs/DESIGN.md:
 //
 //   [driver]                 version = "580.159.04", cuda = "13.0"
 //   [[gpus]]                 name, compute_capability = "9.0", memory_mib,

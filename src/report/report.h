@@ -1,5 +1,5 @@
 // What a run found and decided, rendered for people (stderr) and for
-// scripts (JSON on stdout, schema 1 in DESIGN.md).
+// scripts (JSON on stdout, schema 1 in docs/DESIGN.md).
 #pragma once
 
 #include <string>

@@ -19,7 +19,7 @@ struct FakeGpu {
     std::string cc;
 };
 
-// Writes a simulated machine (DESIGN.md's fixture format) into `dir`.
+// Writes a simulated machine (docs/DESIGN.md's fixture format) into `dir`.
 std::string make_fixture(const TempDir& dir, const std::vector<FakeGpu>& gpus, const std::string& file = "machine.toml",
                          const std::string& cuda = "13.0") {
     std::string text;

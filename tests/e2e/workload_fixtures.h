@@ -37,7 +37,7 @@ inline const std::vector<Family>& families() {
     return all;
 }
 
-// Writes the simulated machine (DESIGN.md's fixture format) of `family` into
+// Writes the simulated machine (docs/DESIGN.md's fixture format) of `family` into
 // `dir` and returns its path.
 inline std::string machine(const e2e::TempDir& dir, const std::string& family) {
     for (const auto& f : families()) {
