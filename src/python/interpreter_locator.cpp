@@ -1,9 +1,14 @@
 #include "python/interpreter_locator.h"
 
+#include <climits>
+
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "python/file_probe.h"
+#include "python/pyenv_shim.h"
 #include "python/python_version.h"
 #include "python/shebang.h"
 
@@ -50,8 +55,19 @@ public:
 
 private:
     InterpreterLocation found(LocatedInterpreter interpreter) {
+        // A pyenv shim is a script; the interpreter it runs is what counts.
+        if (auto target = resolve_pyenv_shim(interpreter.executable, search_.environment, current_folder())) {
+            note(fmt::format("{} is a pyenv shim; {} chooses {}", interpreter.executable, target->chosen_by,
+                             target->executable));
+            interpreter.executable = std::move(target->executable);
+        }
         location_.interpreter = std::move(interpreter);
         return std::move(location_);
+    }
+
+    static std::string current_folder() {
+        char buffer[PATH_MAX];
+        return ::getcwd(buffer, sizeof buffer) ? std::string(buffer) : std::string();
     }
 
     // An explicit choice that names nothing is a mistake to stop on, not to

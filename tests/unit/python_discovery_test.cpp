@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "python/interpreter_locator.h"
+#include "python/pyenv_shim.h"
 #include "python/python_environment.h"
 #include "python/workload_python.h"
 #include "test_support.h"
@@ -294,4 +295,35 @@ TEST_CASE("discovery costs a few file-system calls, no process", "[python][cost]
     WARN(fmt::format("found the interpreter through a console script and its 3 folders in {:.1f} us", us));
     CHECK(folders == 3 * kRounds);
     CHECK(us < 5000.0);  // tens of microseconds optimised; the bound allows sanitizers and loaded CI machines
+}
+
+TEST_CASE("a pyenv shim stands for the version pyenv would choose", "[python]") {
+    test_support::TempDir dir;
+    const std::string root = dir.file("pyenv");
+    executable(root + "/shims/python3", "#!/usr/bin/env bash\nexec pyenv exec python3 \"$@\"\n");
+    const std::string v311 = executable(root + "/versions/3.11.7/bin/python3");
+    const std::string v312 = executable(root + "/versions/3.12.1/bin/python3");
+    test_support::write_file(root + "/version", "3.11.7\n");
+    test_support::write_file(dir.file("app/.python-version"), "3.12.1\n");
+    folder(dir.file("app/sub"));
+
+    const auto global = resolve_pyenv_shim(root + "/shims/python3", {}, dir.file("elsewhere"));
+    REQUIRE(global);
+    CHECK(global->executable == v311);
+    CHECK(global->chosen_by == root + "/version");
+    const auto local = resolve_pyenv_shim(root + "/shims/python3", {}, dir.file("app/sub"));
+    REQUIRE(local);
+    CHECK(local->executable == v312);
+    CHECK(local->chosen_by == dir.file("app/.python-version"));
+    const auto by_variable =
+        resolve_pyenv_shim(root + "/shims/python3", {{"PYENV_VERSION", "3.11.7:3.12.1"}}, dir.file("app"));
+    CHECK(by_variable->executable == v311);
+    CHECK_FALSE(resolve_pyenv_shim(root + "/shims/python3", {{"PYENV_VERSION", "system"}}, dir.file("app")));
+    CHECK_FALSE(resolve_pyenv_shim(root + "/shims/python3", {{"PYENV_VERSION", "3.9.0"}}, dir.file("app")));
+    CHECK_FALSE(resolve_pyenv_shim(v311, {}, dir.file("app")));
+
+    const auto found = locate_interpreter(search_with({{"PATH", root + "/shims"}, {"PYENV_VERSION", "3.12.1"}}));
+    CHECK(found.interpreter->executable == v312);
+    CHECK(found.interpreter->source == InterpreterSource::path);
+    CHECK_THAT(found.notes.at(0), Catch::Contains("is a pyenv shim; PYENV_VERSION chooses " + v312));
 }
