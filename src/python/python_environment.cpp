@@ -122,7 +122,8 @@ PythonEnvironment read_python_environment(const LocatedInterpreter& interpreter,
         result.version = cfg.version ? cfg.version : version_from_names(executable);
         // A venv that leaves out the system's packages leaves out the user site too.
         if (cfg.include_system_site_packages) add_user_site(interpreter, result.version, environment, folders);
-        for (const auto& folder : version_folders(*root + "/lib", result.version)) folders.add(folder + "/site-packages");
+        for (const auto& folder : version_folders(*root + "/lib", result.version))
+            folders.add(folder + "/site-packages");
         if (cfg.include_system_site_packages && !cfg.home.empty()) {
             const std::string base =
                 file_probe::file_name_of(cfg.home) == "bin" ? file_probe::parent_of(cfg.home) : cfg.home;

@@ -18,7 +18,8 @@ PyvenvConfig parse_pyvenv_config(std::string_view text) {
         const std::string key = lowercase(trimmed(line.substr(0, equals)));
         const std::string value = trimmed(line.substr(equals + 1));
         if (key == "home") config.home = value;
-        else if (key == "include-system-site-packages") config.include_system_site_packages = lowercase(value) == "true";
+        else if (key == "include-system-site-packages")
+            config.include_system_site_packages = lowercase(value) == "true";
         else if (key == "version_info") version_info = PythonVersion::parse(value);
         else if (key == "version") version = PythonVersion::parse(value);
     }

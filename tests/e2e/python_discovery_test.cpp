@@ -37,7 +37,8 @@ std::string packages(const std::string& site, const std::vector<std::string>& di
         const std::string name = dist.substr(0, split), version = dist.substr(split + 2);
         const std::string info = fmt::format("{}/{}-{}.dist-info", site, name, version);
         fs::create_directories(info);
-        e2e::write_file(info + "/METADATA", fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
+        e2e::write_file(info + "/METADATA",
+                        fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
     }
     return site;
 }
@@ -46,8 +47,9 @@ std::string packages(const std::string& site, const std::vector<std::string>& di
 std::string venv(const std::string& root, const std::vector<std::string>& dists, bool system_site = false,
                  const std::string& home = "/nonexistent/bin") {
     packages(root + "/lib/python3.12/site-packages", dists);
-    e2e::write_file(root + "/pyvenv.cfg", fmt::format("home = {}\ninclude-system-site-packages = {}\nversion = 3.12.3\n",
-                                                      home, system_site ? "true" : "false"));
+    e2e::write_file(root + "/pyvenv.cfg",
+                    fmt::format("home = {}\ninclude-system-site-packages = {}\nversion = 3.12.3\n", home,
+                                system_site ? "true" : "false"));
     return fake_interpreter(root + "/bin/python3");
 }
 
@@ -321,7 +323,8 @@ TEST_CASE("a package built for another Python rejects the mechanisms that need i
     }
     SECTION("a WHEEL tag for the venv's own Python is no mismatch") {
         e2e::write_file(record, "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so,,\n");  // WHEEL wins
-        e2e::write_file(fs::path(record).parent_path() / "WHEEL", "Wheel-Version: 1.0\nTag: cp312-cp312-linux_x86_64\n");
+        e2e::write_file((fs::path(record).parent_path() / "WHEEL").string(),
+                        "Wheel-Version: 1.0\nTag: cp312-cp312-linux_x86_64\n");
         const Run result = run(dir, {{"PATH", dir.file("venv/bin")}});
         CHECK(result.report["selected"]["mechanism"] == "flash2");
         CHECK(result.report["findings"].empty());
