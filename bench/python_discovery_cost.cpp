@@ -1,13 +1,16 @@
 // In-process cost of finding the workload's Python: the interpreter and its
 // folders (through --python and through a console script's #! line), the
 // site-packages scan, and the check of what the needed packages were built
-// for.  A fake venv is made under /tmp/provision-python-bench first:
+// for.  Without an argument a fake venv is made under
+// /tmp/provision-python-bench; with one, that interpreter is measured
+// (python_discovery_cost /opt/venv/bin/python3), as --python and as the COMMAND.
 //
+//   cmake --build build --target python_discovery_cost      # a build with CUDA (bench/ is built there)
+// or, without CUDA:
 //   cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DPROVISION_WITH_CUDA=OFF -DPROVISION_BUILD_TESTS=OFF
 //   cmake --build build-release --target provision_core
-//   g++ -O2 -std=c++20 -DNDEBUG -Isrc -Ikernels bench/python_discovery_cost.cpp \
-//       build-release/libprovision_core.a -lfmt -ldl -o /tmp/python_discovery_cost
-//   /tmp/python_discovery_cost
+//   g++ -O2 -std=c++20 -DNDEBUG -Isrc -Ikernels -o /tmp/python_discovery_cost
+//       bench/python_discovery_cost.cpp build-release/libprovision_core.a -lfmt -ldl     (one command)
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -53,14 +56,15 @@ double micros(std::chrono::steady_clock::time_point from, std::chrono::steady_cl
 
 }  // namespace
 
-int main() {
-    make_venv();
+int main(int argc, char** argv) {
+    const bool fake = argc < 2;
+    if (fake) make_venv();
     PythonQuery option;
-    option.python = kRoot + "/bin/python3";
+    option.python = fake ? kRoot + "/bin/python3" : std::string(argv[1]);
     option.environment = {{"PATH", "/usr/bin:/bin"}, {"HOME", "/nonexistent"}};
     PythonQuery command = option;
     command.python.clear();
-    command.command = {kRoot + "/bin/vllm", "serve", "model"};
+    command.command = {fake ? kRoot + "/bin/vllm" : option.python, "serve.py"};
     const std::vector<std::string> needed{"torch",         "flash_attn", "flash_attn_3", "flashattn-hopper",
                                           "sageattention", "triton",     "xformers"};
     constexpr int kRounds = 2000;
@@ -69,6 +73,7 @@ int main() {
         for (int i = 0; i < kRounds; ++i) {
             const auto t0 = std::chrono::steady_clock::now();
             const WorkloadPython python = find_workload_python(option);
+            if (!python.version) return 2;
             const auto t1 = std::chrono::steady_clock::now();
             const WorkloadPython through_script = find_workload_python(command);
             const auto t2 = std::chrono::steady_clock::now();
@@ -76,14 +81,18 @@ int main() {
             const auto t3 = std::chrono::steady_clock::now();
             const auto mismatches = find_python_mismatches(packages, needed, *python.version);
             const auto t4 = std::chrono::steady_clock::now();
-            if (!mismatches.empty() || through_script.site_packages != python.site_packages) return 1;
+            if (fake && (!mismatches.empty() || through_script.site_packages != python.site_packages)) return 1;
+            if (repeat == 0 && i == 0)
+                std::printf("%s: Python %s, %zu folders, %zu packages, %zu built for another Python\n",
+                            python.executable.c_str(), python.version ? python.version->str().c_str() : "unknown",
+                            python.site_packages.size(), packages.packages().size(), mismatches.size());
             by_option += micros(t0, t1);
             by_command += micros(t1, t2);
             scan += micros(t2, t3);
             builds += micros(t3, t4);
         }
-        std::printf("per start, mean of %d: --python %.1f us | COMMAND's #! line %.1f us | scan of 6 dist-infos "
-                    "%.1f us | build check of 6 packages (WHEEL) %.1f us\n",
+        std::printf("per start, mean of %d: --python %.1f us | as the COMMAND %.1f us | site-packages scan "
+                    "%.1f us | build check of the needed packages %.1f us\n",
                     kRounds, by_option / kRounds, by_command / kRounds, scan / kRounds, builds / kRounds);
     }
     return 0;
