@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -98,9 +99,15 @@ bool parse(int argc, char** argv, provision::Options& options) {
         ->envname("PROVISION_REPORT_URL");
     app.add_option("--env-file", options.env_file, "where to write the env settings [env: PROVISION_ENV_FILE]")
         ->envname("PROVISION_ENV_FILE");
-    app.add_option("--site-packages", site_packages, "Python site-packages folder to read; repeatable "
-                                                     "[env: PROVISION_SITE_PACKAGES, colon-separated]")
+    app.add_option("--site-packages", site_packages, "Python site-packages folder to read instead of the workload "
+                                                     "Python's; repeatable [env: PROVISION_SITE_PACKAGES, "
+                                                     "colon-separated]")
         ->allow_extra_args(false);
+    app.add_option("--python", options.python,
+                   "the Python interpreter (or its venv/conda folder) that will run the workload; its packages "
+                   "decide the selection (default: the COMMAND's, VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH) "
+                   "[env: PROVISION_PYTHON]")
+        ->envname("PROVISION_PYTHON");
     app.add_option("--gpu-fixture", options.gpu_fixture, "simulated machine (TOML) instead of NVML and the driver "
                                                          "[env: PROVISION_GPU_FIXTURE]")
         ->envname("PROVISION_GPU_FIXTURE");
@@ -133,6 +140,14 @@ bool parse(int argc, char** argv, provision::Options& options) {
     options.fetch.cache_dir = provision::default_cache_dir(env);
     options.report_post.allow_http = options.fetch.allow_http;
     options.report_post.headers = provision::report_headers_from(from_env("PROVISION_REPORT_HEADER"));
+    // CLI11 counts a value from the environment as given: look at the words.
+    char** const options_end =
+        std::find_if(argv + 1, argv + argc, [](const char* word) { return std::string_view(word) == "--"; });
+    const bool python_on_command_line = std::any_of(argv + 1, options_end, [](const char* word) {
+        const std::string_view text = word;
+        return text == "--python" || text.starts_with("--python=");
+    });
+    if (!options.python.empty() && !python_on_command_line) options.python_option_name = "PROVISION_PYTHON";
     options.site_packages = site_packages.empty() ? split_colons(from_env("PROVISION_SITE_PACKAGES")) : site_packages;
     if (app.count("--validate") == 0) {
         const std::string from = from_env("PROVISION_VALIDATE");

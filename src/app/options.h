@@ -22,7 +22,9 @@ struct Options {
     ReportPost report_post;                  // where the JSON report goes; url "" posts nothing
     std::string env_file = "/workspace/venv/.env_settings";
     bool env_file_given = false;
-    std::vector<std::string> site_packages;  // empty: the recipes' globs
+    std::vector<std::string> site_packages;  // empty: the workload's Python's folders
+    std::string python;                      // --python / PROVISION_PYTHON; empty: find it
+    std::string python_option_name = "--python";  // which of the two gave it, for messages
     std::string gpu_fixture;
     std::vector<std::string> command;        // after "--"
     std::map<std::string, std::string> environment;  // snapshot of the process environment

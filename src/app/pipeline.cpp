@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -16,6 +17,8 @@
 #include "net/recipe_locations.h"
 #include "net/report_post.h"
 #include "packages/python_packages.h"
+#include "python/python_mismatch.h"
+#include "python/workload_python.h"
 #include "recipe/recipe_loader.h"
 #include "select/classify.h"
 #include "validate/fault_injection.h"
@@ -160,6 +163,42 @@ void send_report(const ReportPost& post, const std::string& json) {
     std::fflush(stderr);
 }
 
+// The packages the workload's mechanisms need, each with those mechanisms.
+std::map<std::string, std::vector<std::string>> needed_packages(const RecipeSet& recipes,
+                                                                const WorkloadSpec& workload) {
+    std::map<std::string, std::vector<std::string>> needed;
+    for (const auto& mechanism : accepted_mechanisms(workload)) {
+        if (!recipes.mechanisms.count(mechanism)) continue;
+        for (const auto& alternatives : recipes.mechanism_for(workload, mechanism).packages)
+            for (const auto& text : alternatives.any_of)
+                needed[normalize_package_name(Requirement::parse(text).name)].push_back(mechanism);
+    }
+    return needed;
+}
+
+// A package built for another Python than the workload's cannot be
+// imported: the mechanisms needing it are refused, and a finding says why.
+void reject_other_python_builds(const WorkloadPython& python, const RecipeSet& recipes, const WorkloadSpec& workload,
+                                PackageIndex& packages, std::vector<Finding>& findings) {
+    if (!python.version) return;
+    const auto needed = needed_packages(recipes, workload);
+    std::vector<std::string> names;
+    for (const auto& [name, mechanisms] : needed) names.push_back(name);
+    for (const auto& mismatch : find_python_mismatches(packages, names, *python.version)) {
+        packages.mark_unusable(mismatch.package.name, mismatch.describe());
+        const auto& mechanisms = needed.at(normalize_package_name(mismatch.package.name));
+        findings.push_back(
+            {-1, -1, "python_mismatch", recipes.policy.level("python_mismatch"),
+             fmt::format("{} {} ({}) is built for {} ({}), but the workload's Python is {}{}: it cannot be imported, "
+                         "so {} {} rejected; install a build for Python {}",
+                         mismatch.package.name, mismatch.package.version, mismatch.package.location,
+                         mismatch.build.describe(), mismatch.build.evidence, python.version->str(),
+                         python.executable.empty() ? "" : fmt::format(" ({})", python.executable),
+                         fmt::join(mechanisms, ", "), mechanisms.size() == 1 ? "is" : "are",
+                         python.version->str())});
+    }
+}
+
 }  // namespace
 
 Plan plan_run(const Options& options) {
@@ -183,13 +222,16 @@ Plan plan_run(const Options& options) {
     classify_gpus(report.inventory, recipes);
     report.findings = evaluate_health(report.inventory, recipes.policy);
 
-    const auto site_packages =
-        options.site_packages.empty() ? expand_site_package_globs(recipes.site_packages) : options.site_packages;
-    const PackageIndex packages = scan_site_packages(site_packages);
+    report.python = find_workload_python({options.python, options.python_option_name, options.site_packages,
+                                          recipes.site_packages, options.command, options.environment});
+    report.notes.insert(report.notes.end(), report.python.notes.begin(), report.python.notes.end());
+    const auto& site_packages = report.python.site_packages;
+    PackageIndex packages = scan_site_packages(site_packages);
     if (packages.packages().empty())
         report.notes.push_back(fmt::format("no Python packages found in: {}",
                                            site_packages.empty() ? std::string("(no site-packages folder exists)")
                                                                  : fmt::format("{}", fmt::join(site_packages, ", "))));
+    reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
 
     const auto override_request = read_override(options.environment, workload, recipes);
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});

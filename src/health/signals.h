@@ -1,6 +1,7 @@
-// The names the health policy weighs: the health signals read on each GPU
-// and the classes of driver faults met during detection.  Each is a key of
-// the recipes' [policy] table (recipes/policy.toml).
+// The names the health policy weighs: the health signals read on each GPU,
+// the classes of driver faults met during detection, and what was found
+// about the workload's packages.  Each is a key of the recipes' [policy]
+// table (recipes/policy.toml).
 #pragma once
 
 #include <string>
@@ -22,6 +23,14 @@ inline const std::vector<std::string>& driver_fault_classes() {
     static const std::vector<std::string> names = {
         "nvml_missing", "nvml_too_old", "driver_not_loaded", "version_mismatch", "nvml_init_failed",
         "nvml_hang",    "gpu_lost",     "gpu_unreadable",    "cuda_problem"};
+    return names;
+}
+
+// From the workload's Python packages: an installed package that cannot
+// serve (the mechanisms needing it are refused either way; the level says
+// what that does to the verdict).
+inline const std::vector<std::string>& package_signals() {
+    static const std::vector<std::string> names = {"python_mismatch"};
     return names;
 }
 

@@ -106,6 +106,15 @@ const InstalledPackage* PackageIndex::find(std::string_view name) const {
     return it == first_by_name_.end() ? nullptr : &packages_[it->second];
 }
 
+void PackageIndex::mark_unusable(std::string_view name, std::string why) {
+    unusable_.insert_or_assign(normalize_package_name(name), std::move(why));
+}
+
+const std::string* PackageIndex::unusable_reason(std::string_view name) const {
+    const auto it = unusable_.find(normalize_package_name(name));
+    return it == unusable_.end() ? nullptr : &it->second;
+}
+
 PackageIndex scan_site_packages(const std::vector<std::string>& dirs) {
     PackageIndex index;
     for (const std::string& dir : dirs) {

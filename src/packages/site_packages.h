@@ -30,6 +30,12 @@ public:
     const InstalledPackage* find(std::string_view name) const;
     const std::vector<InstalledPackage>& packages() const { return packages_; }
 
+    // An installed distribution the workload cannot import (built for another
+    // Python, ...): it is found, but mechanisms needing it are refused with `why`.
+    void mark_unusable(std::string_view name, std::string why);
+    // Why the distribution cannot be used; nullptr when it can (or is not installed).
+    const std::string* unusable_reason(std::string_view name) const;
+
     std::vector<std::string> searched_dirs;  // every folder asked for, in order
     std::vector<std::string> missing_dirs;   // those that could not be read
     std::vector<SkippedPackage> skipped;
@@ -37,6 +43,7 @@ public:
 private:
     std::vector<InstalledPackage> packages_;
     std::unordered_map<std::string, std::size_t> first_by_name_;
+    std::unordered_map<std::string, std::string> unusable_;  // normalised name -> why
 };
 
 // Reads every NAME-VERSION.dist-info (METADATA) and NAME-VERSION.egg-info

@@ -303,6 +303,8 @@ void Loader::read_policy(const toml::table& table, const std::string& file) {
     std::vector<std::string> known = health::gpu_signals();
     const auto& faults = health::driver_fault_classes();
     known.insert(known.end(), faults.begin(), faults.end());
+    const auto& package_findings = health::package_signals();
+    known.insert(known.end(), package_findings.begin(), package_findings.end());
     for (const auto& key : known) {
         const auto value = reader.string(key);
         if (!value) continue;

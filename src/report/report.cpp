@@ -58,6 +58,62 @@ toml::array findings_array(const std::vector<Finding>& findings) {
     return array;
 }
 
+const char* environment_name(EnvironmentKind kind) {
+    switch (kind) {
+        case EnvironmentKind::venv: return "venv";
+        case EnvironmentKind::conda: return "conda";
+        case EnvironmentKind::system: return "system";
+        case EnvironmentKind::none: break;
+    }
+    return "none";
+}
+
+// DESIGN.md's words for the JSON report.
+const char* source_name(InterpreterSource source) {
+    switch (source) {
+        case InterpreterSource::option: return "option";
+        case InterpreterSource::command: return "command";
+        case InterpreterSource::virtual_env: return "VIRTUAL_ENV";
+        case InterpreterSource::conda_prefix: return "CONDA_PREFIX";
+        case InterpreterSource::path: return "PATH";
+        case InterpreterSource::recipes: return "recipes";
+        case InterpreterSource::site_packages: break;
+    }
+    return "site-packages";
+}
+
+// The same, for people.
+const char* source_words(InterpreterSource source) {
+    switch (source) {
+        case InterpreterSource::option: return "given by --python / PROVISION_PYTHON";
+        case InterpreterSource::command: return "the COMMAND's interpreter";
+        case InterpreterSource::virtual_env: return "from VIRTUAL_ENV";
+        case InterpreterSource::conda_prefix: return "from CONDA_PREFIX";
+        case InterpreterSource::path: return "found on PATH";
+        case InterpreterSource::recipes: return "none found; read the recipes' site-packages folders";
+        case InterpreterSource::site_packages: break;
+    }
+    return "folders given by --site-packages";
+}
+
+toml::table python_table(const WorkloadPython& python) {
+    toml::table table;
+    table.insert_or_assign("executable", python.executable);
+    table.insert_or_assign("version", python.version ? python.version->str() : std::string());
+    table.insert_or_assign("environment", environment_name(python.environment));
+    table.insert_or_assign("source", source_name(python.source));
+    table.insert_or_assign("site_packages", string_array(python.site_packages));
+    return table;
+}
+
+std::string python_line(const WorkloadPython& python) {
+    if (python.executable.empty()) return source_words(python.source);
+    std::vector<std::string> facts{python.version ? python.version->str() : std::string("version unknown")};
+    if (python.environment != EnvironmentKind::none) facts.push_back(environment_name(python.environment));
+    facts.push_back(source_words(python.source));
+    return fmt::format("{} ({})", python.executable, fmt::join(facts, ", "));
+}
+
 }  // namespace
 
 std::string render_json(const Report& report) {
@@ -84,6 +140,7 @@ std::string render_json(const Report& report) {
     root.insert_or_assign("gpus", std::move(gpus));
     root.insert_or_assign("simulated", report.inventory.simulated());
     root.insert_or_assign("workload", report.workload);
+    root.insert_or_assign("python", python_table(report.python));
 
     toml::table selected;
     selected.insert_or_assign("mechanism", report.decision.mechanism);
@@ -158,6 +215,7 @@ std::string render_summary(const Report& report, bool explain) {
     if (inventory.hidden_gpus > 0)
         line("Hidden GPUs", fmt::format("{} (not in CUDA_VISIBLE_DEVICES)", inventory.hidden_gpus));
     line("Workload", report.workload);
+    line("Python", python_line(report.python));
     line("Selected Mechanism", report.decision.mechanism.empty() ? std::string("none")
                                                                   : fmt::format("{} ({})", report.decision.mechanism,
                                                                                 report.decision.source));
@@ -197,6 +255,9 @@ std::string render_summary(const Report& report, bool explain) {
         }
     }
     if (explain) {
+        out += "  Python folders read:\n";
+        if (report.python.site_packages.empty()) out += "    (none)\n";
+        for (const auto& folder : report.python.site_packages) out += fmt::format("    {}\n", folder);
         out += "  Env settings:\n";
         for (const auto& [name, value] : report.env.entries())
             out += fmt::format("    {}={}{}\n", name, value,

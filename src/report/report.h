@@ -8,6 +8,7 @@
 #include "env/env_settings.h"
 #include "gpu/inventory.h"
 #include "health/findings.h"
+#include "python/workload_python.h"
 #include "select/selection.h"
 
 namespace provision {
@@ -33,6 +34,7 @@ struct ValidationSummary {
 struct Report {
     Inventory inventory;
     std::string workload;
+    WorkloadPython python;           // the interpreter and the folders its packages were read from
     Decision decision;
     EnvSettings env;
     ValidationSummary validation;

@@ -28,6 +28,10 @@ std::optional<std::string> unmet_package(const PackageAlternatives& alternatives
             problems.push_back(fmt::format("{} (not installed)", text));
             continue;
         }
+        if (const std::string* why = packages.unusable_reason(requirement.name)) {
+            problems.push_back(fmt::format("{} ({})", text, *why));
+            continue;
+        }
         const auto version = Version::parse(installed->version);
         if (!version) {
             problems.push_back(fmt::format("{} (installed version '{}' is not a valid version)", text,

@@ -22,7 +22,14 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
 
     std::map<std::string, std::string> environment = env;
-    if (!environment.count("PATH")) environment["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+    if (!environment.count("PATH")) {
+        environment["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+        // provision reads the packages of the Python the workload would run
+        // (python3 on PATH, here the machine's own): point it at an empty
+        // venv instead, so that no test depends on what this machine has.
+        if (!environment.count("VIRTUAL_ENV"))
+            environment["VIRTUAL_ENV"] = source_path("tests/fixtures/python/empty-venv");
+    }
     if (!environment.count("HOME")) environment["HOME"] = "/tmp";
     std::vector<std::string> env_strings;
     for (const auto& [k, v] : environment) env_strings.push_back(k + "=" + v);

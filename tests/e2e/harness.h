@@ -19,7 +19,9 @@ struct Result {
 };
 
 // Runs `program args...` with exactly `env` as its environment (plus PATH
-// and HOME when not given), from `cwd` if not empty.
+// and HOME when not given; without PATH, VIRTUAL_ENV names an empty venv
+// too, so provision reads none of this machine's Python packages), from
+// `cwd` if not empty.
 Result run(const std::string& program, const std::vector<std::string>& args,
            const std::map<std::string, std::string>& env = {}, const std::string& cwd = "");
 

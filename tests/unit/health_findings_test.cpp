@@ -39,6 +39,8 @@ TEST_CASE("the built-in policy weighs every signal and fault class", "[health][p
     const HealthPolicy policy = load_recipes({kBuiltin}).policy;
     for (const auto& key : health::gpu_signals()) CHECK(policy.levels.count(key) == 1);
     for (const auto& key : health::driver_fault_classes()) CHECK(policy.levels.count(key) == 1);
+    for (const auto& key : health::package_signals()) CHECK(policy.levels.count(key) == 1);
+    CHECK(policy.level("python_mismatch") == HealthLevel::degraded);
     CHECK(policy.level("uncorrected_ecc") == HealthLevel::failed);
     CHECK(policy.level("row_remap_failure") == HealthLevel::failed);
     CHECK(policy.level("gpu_lost") == HealthLevel::failed);

@@ -100,6 +100,22 @@ TEST_CASE("a missing package moves to the next mechanism, with the reason record
     CHECK_THAT(decision.candidates.front().reasons.front(), Catch::Contains("flash_attn_3 (not installed)"));
 }
 
+TEST_CASE("an installed package marked unusable rejects its mechanisms with the reason") {
+    PackageIndex packages = all_packages();
+    packages.mark_unusable("Flash-Attn_3",
+                           "flash_attn_3 3.0.0b1 is built for Python 3.10; the workload's Python is 3.12");
+    CHECK(packages.unusable_reason("flash_attn_3") != nullptr);
+    CHECK(packages.unusable_reason("torch") == nullptr);
+    const auto decision = select_mechanism(machine({{"H100", "9.0"}}), recipes(), recipes().workloads.at("generic"),
+                                           packages, std::nullopt, {});
+    CHECK(decision.mechanism == "flash2");
+    REQUIRE(decision.candidates.front().mechanism == "flash3");
+    CHECK_FALSE(decision.candidates.front().accepted);
+    CHECK_THAT(decision.candidates.front().reasons.front(),
+               Catch::Contains("flash_attn_3 (flash_attn_3 3.0.0b1 is built for Python 3.10; the workload's Python "
+                               "is 3.12)"));
+}
+
 TEST_CASE("a version bound is enforced") {
     PackageIndex packages;
     packages.add({"torch", "1.13.1", "/fake/torch"});
