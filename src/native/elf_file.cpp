@@ -117,6 +117,8 @@ std::optional<ReadError> ElfFile::read_sections(std::uint64_t header_offset, std
     if (names_index != SHN_UNDEF && names_index < count) {
         const Elf64_Shdr& table = headers[names_index];
         if (table.sh_size > max_section_names_bytes) return malformed("the section name table is too large");
+        if (!within(table.sh_offset, table.sh_size, source_->size()))
+            return malformed("the section name table lies outside the file");
         names.resize(table.sh_size);
         if (!source_->read_at(table.sh_offset, names.data(), names.size()))
             return malformed("the section name table lies outside the file");
@@ -224,6 +226,8 @@ ReadResult<const ElfFile::GnuHash*> ElfFile::gnu_hash() const {
     const std::uint64_t bloom_bytes = std::uint64_t{header[2]} * 8;
     const std::uint64_t bucket_bytes = std::uint64_t{hash.bucket_count} * 4;
     if (bloom_bytes + bucket_bytes > max_table_bytes) return malformed("the GNU hash table is too large");
+    if (!within(offset + 16, bloom_bytes + bucket_bytes, source_->size()))
+        return malformed("the GNU hash table lies outside the file");
     hash.bloom.resize(header[2]);
     hash.buckets.resize(hash.bucket_count);
     if (!source_->read_at(offset + 16, hash.bloom.data(), bloom_bytes) ||
@@ -299,6 +303,9 @@ ReadResult<std::vector<DynamicSymbol>> ElfFile::undefined_dynamic_symbols() cons
     if (!count) return count.error();
     if (*count > max_table_bytes / symbol_size || dynamic_->strings_size > max_table_bytes)
         return malformed("the dynamic symbol table is too large");
+    if (!within(dynamic_->symbols_offset, *count * symbol_size, source_->size()) ||
+        !within(dynamic_->strings_offset, dynamic_->strings_size, source_->size()))
+        return malformed("the dynamic symbol table lies outside the file");
     std::vector<Elf64_Sym> symbols(*count);
     if (!source_->read_at(dynamic_->symbols_offset, symbols.data(), symbols.size() * symbol_size))
         return malformed("the dynamic symbol table lies outside the file");
