@@ -64,6 +64,11 @@ std::string Target::str() const {
     return fmt::format("{}_{}{}", kind == CodeKind::sass ? "sm" : "compute", arch, suffix);
 }
 
+std::string Target::capability_str() const {
+    const char* suffix = variant == ArchVariant::arch_specific ? "a" : variant == ArchVariant::family ? "f" : "";
+    return fmt::format("{}.{}{}", major(), minor(), suffix);
+}
+
 ReadResult<FatbinSummary> read_fatbin(const ByteSource& source, std::uint64_t offset, std::uint64_t size) {
     if (!within(offset, size, source.size()))
         return ReadError{ReadErrorKind::malformed, fmt::format("{}: the fatbinary lies outside the file", source.name())};

@@ -34,6 +34,8 @@ struct Target {
     int minor() const { return arch % 10; }
     // "sm_90a", "compute_120": cuobjdump's spelling.
     std::string str() const;
+    // "9.0a", "12.0": the compute capability it was built for, as the report lists it.
+    std::string capability_str() const;
     auto operator<=>(const Target&) const = default;
 };
 
