@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "fuzz/env_file_target.h"
+#include "fuzz/fatbin_target.h"
 #include "fuzz/gpu_fixture_target.h"
 #include "fuzz/metadata_target.h"
 #include "fuzz/recipe_target.h"
@@ -82,6 +83,10 @@ TEST_CASE("fuzz inputs: env files, sourced by sh and bash", "[fuzz]") {
           }) >= 5);
 }
 
+TEST_CASE("fuzz inputs: ELF files and fatbinaries", "[fuzz]") {
+    CHECK(run_all("fuzz_fatbin", fuzz::fatbin::one_input) >= 7);
+}
+
 TEST_CASE("the fuzz targets' checks can fail", "[fuzz]") {
     // A reader that accepted anything would make the env file target prove nothing.
     CHECK_FALSE(fuzz::env_file::read_as_sh("export A=$(reboot)\n").has_value());
@@ -91,4 +96,10 @@ TEST_CASE("the fuzz targets' checks can fail", "[fuzz]") {
     CHECK(*fuzz::env_file::read_as_sh("# c\nexport A='it'\\''s'\n") ==
           fuzz::env_file::Entries{{"A", "it's"}});
     CHECK_THROWS_AS([] { FUZZ_CHECK(1 + 1 == 3); }(), fuzz::BrokenInvariant);
+    // A fatbinary summary whose counts disagree is caught.
+    provision::native::FatbinSummary inconsistent;
+    inconsistent.containers = 1;
+    inconsistent.entries = 2;
+    inconsistent.target_sets = {{{}, 1}};
+    CHECK_THROWS_AS(fuzz::fatbin::check_summary(inconsistent), fuzz::BrokenInvariant);
 }

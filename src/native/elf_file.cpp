@@ -1,0 +1,331 @@
+#include "native/elf_file.h"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace provision::native {
+
+static_assert(std::endian::native == std::endian::little,
+              "the ELF structures are copied as they are: a little-endian host reads little-endian files");
+
+namespace {
+
+// Bounds on what one file may make us hold in memory; real libraries stay
+// far below them (libtorch_cpu.so: about 40 sections, a few MB of dynamic
+// strings).
+constexpr std::uint64_t max_sections = 1 << 16;
+constexpr std::uint64_t max_section_names_bytes = 16ull << 20;
+constexpr std::uint64_t max_table_bytes = 64ull << 20;
+constexpr std::uint64_t max_dynamic_entries = 1 << 16;
+constexpr std::uint64_t symbol_size = sizeof(Elf64_Sym);
+// Real GNU hash chains hold a few symbols each; a longer walk means a chain
+// without its end bit.
+constexpr std::uint64_t max_chain_steps = 1 << 20;
+
+template <typename T>
+bool read_struct(const ByteSource& source, std::uint64_t offset, T& out) {
+    return source.read_at(offset, &out, sizeof(T));
+}
+
+struct LoadSegment {
+    std::uint64_t address, offset, size;
+};
+
+// The file offset of virtual address `address`, through the PT_LOAD segments.
+std::optional<std::uint64_t> file_offset_of(const std::vector<LoadSegment>& loads, std::uint64_t address) {
+    for (const LoadSegment& load : loads)
+        if (address >= load.address && address - load.address < load.size) return load.offset + (address - load.address);
+    return std::nullopt;
+}
+
+bool defined_and_visible(const Elf64_Sym& symbol) {
+    const unsigned binding = ELF64_ST_BIND(symbol.st_info);
+    return symbol.st_shndx != SHN_UNDEF &&
+           (binding == STB_GLOBAL || binding == STB_WEAK || binding == STB_GNU_UNIQUE);
+}
+
+}  // namespace
+
+std::uint32_t gnu_symbol_hash(std::string_view name) {
+    std::uint32_t h = 5381;
+    for (const char c : name) h = h * 33 + static_cast<unsigned char>(c);
+    return h;
+}
+
+ReadError ElfFile::malformed(std::string_view what) const {
+    return ReadError{ReadErrorKind::malformed, fmt::format("{}: malformed ELF file: {}", path(), what)};
+}
+
+ReadResult<ElfFile> ElfFile::open(const std::string& path) {
+    auto source = FileSource::open(path);
+    if (!source) return source.error();
+    return parse(std::move(source.value()));
+}
+
+ReadResult<ElfFile> ElfFile::parse(std::shared_ptr<const ByteSource> source) {
+    ElfFile file(std::move(source));
+    const ByteSource& bytes = *file.source_;
+    Elf64_Ehdr header{};
+    if (bytes.size() < EI_NIDENT || !bytes.read_at(0, header.e_ident, EI_NIDENT) ||
+        std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+        return ReadError{ReadErrorKind::not_elf, fmt::format("{}: not an ELF file", file.path())};
+    if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
+        return ReadError{ReadErrorKind::unsupported,
+                         fmt::format("{}: only 64-bit little-endian ELF files are read", file.path())};
+    if (!read_struct(bytes, 0, header)) return file.malformed("the ELF header is truncated");
+
+    if (header.e_shoff != 0) {
+        std::uint64_t count = header.e_shnum;
+        std::uint32_t names_index = header.e_shstrndx;
+        if (header.e_shentsize < sizeof(Elf64_Shdr)) return file.malformed("section header entries are too small");
+        // More than 0xff00 sections: the real count and name table index
+        // sit in section 0 (ELF gABI, "Extended section numbering").
+        if (count == 0 || names_index == SHN_XINDEX) {
+            Elf64_Shdr first{};
+            if (!read_struct(bytes, header.e_shoff, first)) return file.malformed("section header 0 is out of bounds");
+            if (count == 0) count = first.sh_size;
+            if (names_index == SHN_XINDEX) names_index = first.sh_link;
+        }
+        if (auto error = file.read_sections(header.e_shoff, header.e_shentsize, count, names_index)) return *error;
+    }
+    if (header.e_phoff != 0 && header.e_phnum != 0) {
+        if (header.e_phentsize < sizeof(Elf64_Phdr)) return file.malformed("program header entries are too small");
+        if (auto error = file.find_dynamic_tables(header.e_phoff, header.e_phentsize, header.e_phnum)) return *error;
+    } else if (auto error = file.find_dynamic_tables(0, 0, 0)) {
+        return *error;
+    }
+    return file;
+}
+
+std::optional<ReadError> ElfFile::read_sections(std::uint64_t header_offset, std::uint16_t entry_size,
+                                                std::uint64_t count, std::uint32_t names_index) {
+    if (count > max_sections) return malformed(fmt::format("{} sections", count));
+    if (!within(header_offset, count * entry_size, source_->size()))
+        return malformed("the section headers lie outside the file");
+    std::vector<Elf64_Shdr> headers(count);
+    for (std::uint64_t i = 0; i < count; ++i)
+        if (!read_struct(*source_, header_offset + i * entry_size, headers[i]))
+            return malformed("a section header cannot be read");
+
+    std::string names;
+    if (names_index != SHN_UNDEF && names_index < count) {
+        const Elf64_Shdr& table = headers[names_index];
+        if (table.sh_size > max_section_names_bytes) return malformed("the section name table is too large");
+        if (!within(table.sh_offset, table.sh_size, source_->size()))
+            return malformed("the section name table lies outside the file");
+        names.resize(table.sh_size);
+        if (!source_->read_at(table.sh_offset, names.data(), names.size()))
+            return malformed("the section name table lies outside the file");
+    }
+    sections_.reserve(count);
+    for (const Elf64_Shdr& h : headers) {
+        ElfSection section;
+        if (h.sh_name < names.size()) {
+            const char* start = names.data() + h.sh_name;
+            section.name.assign(start, strnlen(start, names.size() - h.sh_name));
+        }
+        section.type = h.sh_type;
+        section.address = h.sh_addr;
+        section.offset = h.sh_offset;
+        section.size = h.sh_size;
+        section.link = h.sh_link;
+        section.entry_size = h.sh_entsize;
+        sections_.push_back(std::move(section));
+    }
+    return std::nullopt;
+}
+
+std::optional<ReadError> ElfFile::find_dynamic_tables(std::uint64_t program_offset, std::uint16_t entry_size,
+                                                      std::uint16_t count) {
+    const std::uint64_t file_size = source_->size();
+    // The dynamic segment's entries, and the load segments to translate the
+    // addresses they hold.
+    std::vector<LoadSegment> loads;
+    std::map<std::int64_t, std::uint64_t> dynamic;  // first value of each tag
+    for (std::uint16_t i = 0; i < count; ++i) {
+        Elf64_Phdr h{};
+        if (!read_struct(*source_, program_offset + std::uint64_t{i} * entry_size, h))
+            return malformed("a program header lies outside the file");
+        if (h.p_type == PT_LOAD) loads.push_back({h.p_vaddr, h.p_offset, h.p_filesz});
+        if (h.p_type != PT_DYNAMIC || !dynamic.empty()) continue;
+        const std::uint64_t entries = std::min<std::uint64_t>(h.p_filesz / sizeof(Elf64_Dyn), max_dynamic_entries);
+        if (!within(h.p_offset, entries * sizeof(Elf64_Dyn), file_size))
+            return malformed("the dynamic segment lies outside the file");
+        std::vector<Elf64_Dyn> table(entries);
+        if (entries > 0 && !source_->read_at(h.p_offset, table.data(), entries * sizeof(Elf64_Dyn)))
+            return malformed("the dynamic segment cannot be read");
+        for (const Elf64_Dyn& entry : table) {
+            if (entry.d_tag == DT_NULL) break;
+            dynamic.emplace(entry.d_tag, entry.d_un.d_val);
+        }
+    }
+    auto dynamic_offset = [&](std::int64_t tag) -> std::optional<std::uint64_t> {
+        const auto found = dynamic.find(tag);
+        if (found == dynamic.end()) return std::nullopt;
+        return file_offset_of(loads, found->second);
+    };
+
+    DynamicTables tables;
+    const auto symbols = std::find_if(sections_.begin(), sections_.end(),
+                                      [](const ElfSection& s) { return s.type == SHT_DYNSYM; });
+    if (symbols != sections_.end()) {
+        if (symbols->entry_size != 0 && symbols->entry_size != symbol_size)
+            return malformed("the dynamic symbol table's entries are not 24 bytes");
+        if (!within(symbols->offset, symbols->size, file_size))
+            return malformed("the dynamic symbol table lies outside the file");
+        if (symbols->link >= sections_.size()) return malformed("the dynamic symbol table names no string table");
+        const ElfSection& strings = sections_[symbols->link];
+        tables.symbols_offset = symbols->offset;
+        tables.symbol_count = symbols->size / symbol_size;
+        tables.strings_offset = strings.offset;
+        tables.strings_size = strings.size;
+    } else {
+        const auto symbol_table = dynamic_offset(DT_SYMTAB);
+        const auto string_table = dynamic_offset(DT_STRTAB);
+        if (!symbol_table || !string_table) return std::nullopt;  // not a dynamically linked file
+        if (dynamic.contains(DT_SYMENT) && dynamic[DT_SYMENT] != symbol_size)
+            return malformed("DT_SYMENT is not 24 bytes");
+        tables.symbols_offset = *symbol_table;
+        tables.strings_offset = *string_table;
+        tables.strings_size = dynamic.contains(DT_STRSZ) ? dynamic[DT_STRSZ] : 0;
+    }
+    if (!within(tables.strings_offset, tables.strings_size, file_size))
+        return malformed("the dynamic string table lies outside the file");
+    const auto hash = std::find_if(sections_.begin(), sections_.end(),
+                                   [](const ElfSection& s) { return s.type == SHT_GNU_HASH; });
+    if (hash != sections_.end()) tables.gnu_hash_offset = hash->offset;
+    else tables.gnu_hash_offset = dynamic_offset(DT_GNU_HASH);
+    dynamic_ = tables;
+    return std::nullopt;
+}
+
+const ElfSection* ElfFile::section(std::string_view name) const {
+    for (const ElfSection& s : sections_)
+        if (s.name == name) return &s;
+    return nullptr;
+}
+
+ReadResult<const ElfFile::GnuHash*> ElfFile::gnu_hash() const {
+    if (gnu_hash_) return &*gnu_hash_;
+    if (!dynamic_) return ReadError{ReadErrorKind::unsupported, fmt::format("{}: no dynamic symbol table", path())};
+    if (!dynamic_->gnu_hash_offset)
+        return ReadError{ReadErrorKind::unsupported, fmt::format("{}: no GNU hash table", path())};
+    const std::uint64_t offset = *dynamic_->gnu_hash_offset;
+    std::uint32_t header[4];
+    if (!source_->read_at(offset, header, sizeof header)) return malformed("the GNU hash table lies outside the file");
+    GnuHash hash;
+    hash.bucket_count = header[0];
+    hash.symbol_offset = header[1];
+    hash.bloom_shift = header[3];
+    const std::uint64_t bloom_bytes = std::uint64_t{header[2]} * 8;
+    const std::uint64_t bucket_bytes = std::uint64_t{hash.bucket_count} * 4;
+    if (bloom_bytes + bucket_bytes > max_table_bytes) return malformed("the GNU hash table is too large");
+    if (!within(offset + 16, bloom_bytes + bucket_bytes, source_->size()))
+        return malformed("the GNU hash table lies outside the file");
+    hash.bloom.resize(header[2]);
+    hash.buckets.resize(hash.bucket_count);
+    if (!source_->read_at(offset + 16, hash.bloom.data(), bloom_bytes) ||
+        !source_->read_at(offset + 16 + bloom_bytes, hash.buckets.data(), bucket_bytes))
+        return malformed("the GNU hash table lies outside the file");
+    hash.chains_offset = offset + 16 + bloom_bytes + bucket_bytes;
+    gnu_hash_ = std::move(hash);
+    return &*gnu_hash_;
+}
+
+ReadResult<bool> ElfFile::exports_symbol(std::string_view name) const {
+    auto loaded = gnu_hash();
+    if (!loaded) return loaded.error();
+    const GnuHash& hash = *loaded.value();
+    if (hash.bucket_count == 0 || hash.bloom.empty()) return false;
+
+    const std::uint32_t h = gnu_symbol_hash(name);
+    // Bloom filter: two bits per symbol in one 64-bit word; both unset bits
+    // mean "not here" without touching the buckets.
+    const std::uint64_t word = hash.bloom[(h / 64) % hash.bloom.size()];
+    const std::uint64_t mask = (std::uint64_t{1} << (h % 64)) | (std::uint64_t{1} << ((h >> (hash.bloom_shift % 32)) % 64));
+    if ((word & mask) != mask) return false;
+
+    std::uint64_t index = hash.buckets[h % hash.bucket_count];
+    if (index == 0 || index < hash.symbol_offset) return false;
+    // The chain of hashes runs in step with the symbols from symbol_offset
+    // on; its last entry has the low bit set.
+    std::string stored(name.size() + 1, '\0');
+    for (std::uint64_t steps = 0; steps < max_chain_steps; ++steps, ++index) {
+        std::uint32_t chain = 0;
+        if (!source_->read_at(hash.chains_offset + (index - hash.symbol_offset) * 4, &chain, 4))
+            return malformed("a GNU hash chain runs outside the file");
+        if ((chain | 1) == (h | 1)) {
+            if (dynamic_->symbol_count && index >= *dynamic_->symbol_count)
+                return malformed("a GNU hash chain names a symbol past the end of the table");
+            Elf64_Sym symbol{};
+            if (!read_struct(*source_, dynamic_->symbols_offset + index * symbol_size, symbol))
+                return malformed("a dynamic symbol lies outside the file");
+            // Compare the stored name, its terminating NUL included.
+            if (within(symbol.st_name, stored.size(), dynamic_->strings_size) &&
+                source_->read_at(dynamic_->strings_offset + symbol.st_name, stored.data(), stored.size()) &&
+                stored.back() == '\0' && std::string_view(stored.data(), name.size()) == name &&
+                defined_and_visible(symbol))
+                return true;
+        }
+        if (chain & 1) return false;
+    }
+    return malformed("a GNU hash chain never ends");
+}
+
+ReadResult<std::uint64_t> ElfFile::symbol_count() const {
+    if (dynamic_->symbol_count) return *dynamic_->symbol_count;
+    // Without section headers: one past the last symbol any hash chain
+    // reaches (undefined symbols come before the hashed ones).
+    auto loaded = gnu_hash();
+    if (!loaded) return loaded.error();
+    const GnuHash& hash = *loaded.value();
+    std::uint64_t last = 0;
+    for (const std::uint32_t start : hash.buckets) last = std::max<std::uint64_t>(last, start);
+    if (last < hash.symbol_offset) return std::uint64_t{hash.symbol_offset};
+    for (std::uint64_t steps = 0; steps < max_chain_steps; ++steps, ++last) {
+        std::uint32_t chain = 0;
+        if (!source_->read_at(hash.chains_offset + (last - hash.symbol_offset) * 4, &chain, 4))
+            return malformed("a GNU hash chain runs outside the file");
+        if (chain & 1) return last + 1;
+    }
+    return malformed("a GNU hash chain never ends");
+}
+
+ReadResult<std::vector<DynamicSymbol>> ElfFile::undefined_dynamic_symbols() const {
+    if (!dynamic_) return std::vector<DynamicSymbol>{};  // a static file needs nothing
+    auto count = symbol_count();
+    if (!count) return count.error();
+    if (*count > max_table_bytes / symbol_size || dynamic_->strings_size > max_table_bytes)
+        return malformed("the dynamic symbol table is too large");
+    if (!within(dynamic_->symbols_offset, *count * symbol_size, source_->size()) ||
+        !within(dynamic_->strings_offset, dynamic_->strings_size, source_->size()))
+        return malformed("the dynamic symbol table lies outside the file");
+    std::vector<Elf64_Sym> symbols(*count);
+    if (!source_->read_at(dynamic_->symbols_offset, symbols.data(), symbols.size() * symbol_size))
+        return malformed("the dynamic symbol table lies outside the file");
+    std::string strings(dynamic_->strings_size, '\0');
+    if (!source_->read_at(dynamic_->strings_offset, strings.data(), strings.size()))
+        return malformed("the dynamic string table lies outside the file");
+
+    std::vector<DynamicSymbol> undefined;
+    for (std::size_t i = 1; i < symbols.size(); ++i) {  // symbol 0 is the null symbol
+        const Elf64_Sym& symbol = symbols[i];
+        const unsigned binding = ELF64_ST_BIND(symbol.st_info);
+        if (symbol.st_shndx != SHN_UNDEF || (binding != STB_GLOBAL && binding != STB_WEAK)) continue;
+        if (symbol.st_name >= strings.size()) return malformed("a symbol name lies outside the string table");
+        const char* start = strings.data() + symbol.st_name;
+        const std::size_t length = strnlen(start, strings.size() - symbol.st_name);
+        if (length == strings.size() - symbol.st_name) return malformed("a symbol name has no end");
+        if (length == 0) continue;
+        undefined.push_back({std::string(start, length), binding == STB_WEAK});
+    }
+    return undefined;
+}
+
+}  // namespace provision::native
