@@ -16,6 +16,7 @@
 #include "net/recipe_locations.h"
 #include "net/report_post.h"
 #include "packages/python_packages.h"
+#include "recipe/builtin_recipes.h"
 #include "recipe/recipe_loader.h"
 #include "select/classify.h"
 #include "validate/throughput_health.h"
@@ -161,11 +162,12 @@ void send_report(const ReportPost& post, const std::string& json) {
 
 Plan plan_run(const Options& options) {
     const LocalRecipes user_recipes = localize_recipes(options.recipes, options.fetch);
-    std::vector<std::string> recipe_paths{builtin_recipe_dir()};
-    recipe_paths.insert(recipe_paths.end(), user_recipes.paths.begin(), user_recipes.paths.end());
+    const auto builtin_override = options.environment.find("PROVISION_BUILTIN_RECIPES");
+    const std::optional<std::string> builtin_folder = builtin_recipe_folder(
+        builtin_override == options.environment.end() ? std::string() : builtin_override->second);
     const RecipeSet recipes = [&] {
         try {
-            return load_recipes(recipe_paths);
+            return load_recipes_over_builtins(builtin_folder, user_recipes.paths);
         } catch (const Error& error) {
             throw Error(error.code(), user_recipes.with_origins(error.what()));
         }
