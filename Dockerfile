@@ -1,64 +1,82 @@
-# provision as a container entrypoint.
+# provision as one file, and as a container entrypoint.
 #
-# The build stage compiles provision (and, where the base has nvcc, its CUDA
-# validation kernels); the runtime stage holds only the stripped binary, the
-# built-in recipes and the shared libraries the binary links.
+# The build stage compiles provision (with its CUDA validation kernels) on
+# Debian 12; the `onefile` stage holds nothing but /provision, a binary that
+# needs only glibc >= 2.34 (Ubuntu 22.04+, Debian 12+, RHEL 9+) and, when
+# present, the NVIDIA driver's libraries; the last stage is a ready-made
+# entrypoint image.
 #
-#   docker build -t provision .
-#   docker run --rm --gpus all provision                   # detect, select, validate, print the summary
-#   docker run --rm --gpus all provision python train.py   # ... then exec the workload
+#   docker build --target onefile -t provision-onefile .     # the binary alone
+#   docker build -t provision .                              # the entrypoint image
+#   docker run --rm --gpus all provision                     # detect, select, validate, print the summary
+#   docker run --rm --gpus all provision python train.py     # ... then exec the workload
+#
+# Into any other image (with glibc >= 2.34), in two lines:
+#   COPY --from=provision-onefile /provision /usr/local/bin/provision
+#   ENTRYPOINT ["provision", "--"]
 #
 # Build arguments:
-#   BASE_IMAGE          build stage. CUDA 12.8 compiles the kernels for every
-#                       GPU up to Blackwell (sm_100, sm_120) and the result
-#                       still runs on drivers of the 12.x line. A base without
-#                       CUDA builds too: validation then reports itself
-#                       unavailable.
-#   RUNTIME_IMAGE       runtime stage: the same distribution release as
-#                       BASE_IMAGE, since the binary links that release's
-#                       shared libraries (libfmt, libstdc++, ...).
+#   BASE_IMAGE          build stage: Debian 12 (glibc 2.36). The binary's glibc
+#                       symbol versions come from here, and the build stops
+#                       when they ask for more than 2.34 (a newer release's
+#                       headers do, e.g. Ubuntu 24.04's).
+#   CUDA_VERSION        the CUDA toolkit the kernels are compiled with, from
+#                       NVIDIA's Debian 12 packages (default 12.8: machine code
+#                       for every GPU up to Blackwell, sm_100 and sm_120, and
+#                       it still runs on drivers of the 12.x line). Empty: no
+#                       kernels, validation then reports itself unavailable.
 #   CUDA_ARCHITECTURES  optional override of the kernels' architecture list
 #                       (PROVISION_CUDA_ARCHITECTURES), e.g. "90a-real;120".
-ARG BASE_IMAGE=nvidia/cuda:12.8.1-devel-ubuntu24.04
+#   RUNTIME_IMAGE       the entrypoint image's base: any distribution with
+#                       glibc >= 2.34 and apt-get (libcurl and CA certificates
+#                       are installed for recipe URLs and report posts).
+ARG BASE_IMAGE=debian:bookworm
 ARG RUNTIME_IMAGE=ubuntu:24.04
 
 FROM ${BASE_IMAGE} AS build
-RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      cmake g++ make libtomlplusplus-dev libfmt-dev catch2 libcurl4-openssl-dev libcli11-dev nlohmann-json3-dev \
- && apt-get clean && rm -rf /var/lib/apt/lists/*
+ARG CUDA_VERSION=12.8
+ARG CUDA_REPOSITORY=https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64
+RUN set -eu; \
+    apt-get update; \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      cmake g++ make binutils libtomlplusplus-dev libfmt-dev libcurl4-openssl-dev libcli11-dev; \
+    if [ -n "${CUDA_VERSION}" ]; then \
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates curl; \
+        curl -fsSL -o /tmp/cuda-keyring.deb "${CUDA_REPOSITORY}/cuda-keyring_1.1-1_all.deb"; \
+        dpkg -i /tmp/cuda-keyring.deb; \
+        apt-get update; \
+        v=$(echo "${CUDA_VERSION}" | tr . -); \
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+          "cuda-nvcc-$v" "cuda-cudart-dev-$v"; \
+    fi; \
+    apt-get clean; rm -rf /var/lib/apt/lists/* /tmp/cuda-keyring.deb
 
-# Only the sources, kernels and recipes reach the context (.dockerignore).
+# Only the sources, kernels, recipes and the linkage check reach the context
+# (.dockerignore).
 ARG CUDA_ARCHITECTURES=
 COPY . /src
-# After the build, runtime-packages records the Debian packages that own the
-# libraries the binary links, so that the runtime stage (and any image that
-# copies the binary) installs exactly those.  libcurl is among them though
-# ldd does not list it: provision opens it with dlopen when a URL is used.
 RUN set -eu; \
     cd /src; \
-    if [ -x /usr/local/cuda/bin/nvcc ]; then export CUDACXX=/usr/local/cuda/bin/nvcc; fi; \
+    nvcc=$(ls -d /usr/local/cuda*/bin/nvcc 2>/dev/null | head -n 1); \
+    if [ -n "$nvcc" ]; then export CUDACXX="$nvcc"; fi; \
     cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DPROVISION_BUILD_TESTS=OFF \
           ${CUDA_ARCHITECTURES:+"-DPROVISION_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}"}; \
-    cmake --build /build -j"$(nproc)"; \
-    cmake --install /build --prefix /opt/provision --strip; \
-    ldd /opt/provision/bin/provision > /build/linked; \
-    ldconfig -p | awk '$1 == "libcurl.so.4" { print "\t" $1 " => " $NF; exit }' >> /build/linked; \
-    : > /build/packages; \
-    for lib in $(awk '$2 == "=>" && $3 ~ /^\// { print $3 }' /build/linked); do \
-        owner=$(dpkg -S "*/${lib##*/}" 2>/dev/null | awk -F': ' 'NR == 1 { print $1 }'); \
-        if [ -z "$owner" ]; then echo "no package owns ${lib}, which provision links" >&2; exit 1; fi; \
-        echo "${owner%%:*}" >> /build/packages; \
-    done; \
-    sort -u /build/packages > /opt/provision/share/provision/runtime-packages; \
-    echo "runtime packages: $(tr '\n' ' ' < /opt/provision/share/provision/runtime-packages)"; \
-    /opt/provision/bin/provision --version
+    cmake --build /build -j"$(nproc)" --target provision; \
+    strip -o /provision /build/provision; \
+    tests/onefile/check-linkage /provision; \
+    /provision --version
 
+# The binary alone: `COPY --from=<this image> /provision /usr/local/bin/provision`.
+FROM scratch AS onefile
+COPY --from=build /provision /provision
+
+# The entrypoint image.
 FROM ${RUNTIME_IMAGE}
-COPY --from=build /opt/provision/ /usr/local/
+COPY --from=onefile /provision /usr/local/bin/provision
+# provision opens libcurl with dlopen only for recipe URLs and report posts;
+# the curl package brings the distribution's libcurl.so.4.
 RUN apt-get update \
- && xargs -a /usr/local/share/provision/runtime-packages \
-      env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates curl \
  && apt-get clean && rm -rf /var/lib/apt/lists/* \
  && provision --version
 # The NVIDIA container runtime mounts the driver's libcuda and NVML (which

@@ -6,6 +6,8 @@ namespace provision::kernels {
 
 bool kernels_available() { return false; }
 
+std::string kernel_architectures() { return {}; }
+
 DeviceProbe probe_devices() { return {{}, "provision was built without a CUDA toolkit"}; }
 
 CheckResult run_check(int, const std::string& name, const CheckOptions&) {

@@ -15,6 +15,8 @@ namespace provision::kernels {
 
 bool kernels_available() { return true; }
 
+std::string kernel_architectures() { return PROVISION_CUDA_ARCHITECTURES; }
+
 DeviceProbe probe_devices() {
     DeviceProbe probe;
     try {

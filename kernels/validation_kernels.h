@@ -28,6 +28,10 @@ struct CheckResult {
 // True when the binary carries compiled kernels (built with a CUDA toolkit).
 bool kernels_available();
 
+// The GPU targets the kernels carry, in words ("sm_75, sm_80, ..., sm_120 +
+// PTX compute_120"); empty when built without CUDA.
+std::string kernel_architectures();
+
 struct DeviceInfo {
     int index = 0;              // CUDA index, as this process sees it
     std::string name;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "net/location_list.h"
 #include "net/recipe_cache.h"
 #include "net/report_post.h"
+#include "recipe/builtin_recipes.h"
+#include "recipe/recipe_export.h"
 #include "validate/validation.h"
 #include "validation_kernels.h"
 
@@ -39,10 +42,27 @@ std::vector<std::string> split_colons(const std::string& text) {
     return parts;
 }
 
-std::string version_text() {
-    return fmt::format("provision {} ({})", PROVISION_VERSION,
-                       provision::kernels::kernels_available() ? "with CUDA validation kernels"
-                                                               : "built without CUDA: validation unavailable");
+// What this binary carries: the recipes compiled in (a digest a folder of
+// recipes can be compared with) and the GPU targets of its kernels.
+std::string version_text(const std::map<std::string, std::string>& env) {
+    namespace kernels = provision::kernels;
+    std::string text = fmt::format("provision {} ({})\n", PROVISION_VERSION,
+                                   kernels::kernels_available() ? "with CUDA validation kernels"
+                                                                : "built without CUDA: validation unavailable");
+    text += fmt::format("recipes: {} built in, digest {}", provision::embedded_recipes().size(),
+                        provision::embedded_recipes_digest());
+    const auto replaced = env.find("PROVISION_BUILTIN_RECIPES");
+    if (replaced != env.end() && !replaced->second.empty())
+        text += fmt::format(" (replaced here by PROVISION_BUILTIN_RECIPES={})", replaced->second);
+    text += fmt::format("\nkernels: {}",
+                        kernels::kernels_available() ? kernels::kernel_architectures() : "none (built without CUDA)");
+    return text;
+}
+
+// --print-recipes DIR: the built-in recipes as files, one written path a line.
+void print_recipes(const std::string& folder) {
+    if (folder.empty()) throw provision::Error(ExitCode::usage, "--print-recipes needs a folder (see provision --help)");
+    for (const auto& file : provision::write_embedded_recipes(folder)) std::puts(file.c_str());
 }
 
 constexpr const char* kExitCodes =
@@ -71,7 +91,12 @@ bool parse(int argc, char** argv, provision::Options& options) {
                  "writes the env settings, then (with -- COMMAND) execs the workload.",
                  "provision"};
     app.footer(kExitCodes);
-    app.set_version_flag("--version", version_text());
+    app.set_version_flag("--version", version_text(env), "print the version, the built-in recipes' digest and "
+                                                         "the GPU targets of the kernels, then exit");
+    std::string print_recipes_folder;
+    app.add_option("--print-recipes", print_recipes_folder,
+                   "write the built-in recipes into DIR (created; existing files are never overwritten), then exit")
+        ->option_text("DIR");
     std::string validate = "quick";
     bool no_validate = false;
     std::vector<std::string> site_packages, recipes;
@@ -127,12 +152,16 @@ bool parse(int argc, char** argv, provision::Options& options) {
         std::fputs(app.help().c_str(), stdout);
         return false;
     } catch (const CLI::CallForVersion&) {
-        std::puts(version_text().c_str());
+        std::puts(version_text(env).c_str());
         return false;
     } catch (const CLI::ParseError& error) {
         throw provision::Error(ExitCode::usage, fmt::format("{} (see provision --help)", error.what()));
     }
 
+    if (app.count("--print-recipes") > 0) {
+        print_recipes(print_recipes_folder);
+        return false;
+    }
     options.env_file_given = app.count("--env-file") > 0 || env.count("PROVISION_ENV_FILE") > 0;
     options.recipes = recipes.empty() ? provision::split_location_list(from_env("PROVISION_RECIPE")) : recipes;
     options.fetch.total_timeout_ms = std::max(1L, std::lround(fetch_timeout_s * 1000));

@@ -19,6 +19,7 @@
 #include "packages/python_packages.h"
 #include "python/python_mismatch.h"
 #include "python/workload_python.h"
+#include "recipe/builtin_recipes.h"
 #include "recipe/recipe_loader.h"
 #include "select/classify.h"
 #include "validate/fault_injection.h"
@@ -203,11 +204,12 @@ void reject_other_python_builds(const WorkloadPython& python, const RecipeSet& r
 
 Plan plan_run(const Options& options) {
     const LocalRecipes user_recipes = localize_recipes(options.recipes, options.fetch);
-    std::vector<std::string> recipe_paths{builtin_recipe_dir()};
-    recipe_paths.insert(recipe_paths.end(), user_recipes.paths.begin(), user_recipes.paths.end());
+    const auto builtin_override = options.environment.find("PROVISION_BUILTIN_RECIPES");
+    const std::optional<std::string> builtin_folder = builtin_recipe_folder(
+        builtin_override == options.environment.end() ? std::string() : builtin_override->second);
     const RecipeSet recipes = [&] {
         try {
-            return load_recipes(recipe_paths);
+            return load_recipes_over_builtins(builtin_folder, user_recipes.paths);
         } catch (const Error& error) {
             throw Error(error.code(), user_recipes.with_origins(error.what()));
         }

@@ -1,9 +1,6 @@
 #include "recipe/recipe_loader.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -12,6 +9,7 @@
 #include "core/suggest.h"
 #include "health/signals.h"
 #include "packages/python_packages.h"
+#include "recipe/builtin_recipes.h"
 #include "recipe/throughput_reader.h"
 #include "recipe/toml_reader.h"
 
@@ -31,10 +29,13 @@ struct Reference {
 class Loader {
 public:
     void load_path(const std::string& path);
+    // A recipe held in memory; `name` stands for its file in messages.
+    void load_text(const std::string& name, std::string_view text);
     RecipeSet finish();
 
 private:
     void load_file(const std::string& file);
+    void load_table(const toml::table& root, const std::string& file);
     void read_architectures(const toml::table& table, const std::string& file);
     void read_mechanism(const std::string& name, const toml::table& table, const std::string& file);
     void read_check(const std::string& name, const toml::table& table, const std::string& file);
@@ -105,8 +106,11 @@ void Loader::load_path(const std::string& path) {
     load_file(path);
 }
 
-void Loader::load_file(const std::string& file) {
-    const toml::table root = parse_toml_file(file);
+void Loader::load_file(const std::string& file) { load_table(parse_toml_file(file), file); }
+
+void Loader::load_text(const std::string& name, std::string_view text) { load_table(parse_toml(text, name), name); }
+
+void Loader::load_table(const toml::table& root, const std::string& file) {
     set_.files.push_back(file);
     TableReader top(root, file, "the recipe's top level");
     if (const toml::table* t = top.table("architectures")) read_architectures(*t, file);
@@ -367,24 +371,17 @@ RecipeSet load_recipes(const std::vector<std::string>& paths) {
     return loader.finish();
 }
 
-std::string builtin_recipe_dir() {
-    if (const char* dir = std::getenv("PROVISION_BUILTIN_RECIPES"); dir && *dir) {
-        if (!fs::is_directory(dir))
-            throw Error(ExitCode::invalid_input,
-                        fmt::format("PROVISION_BUILTIN_RECIPES={}: not a folder", dir));
-        return dir;
+RecipeSet load_recipes_over_builtins(const std::optional<std::string>& builtin_folder,
+                                    const std::vector<std::string>& paths) {
+    Loader loader;
+    if (builtin_folder) {
+        loader.load_path(*builtin_folder);
+    } else {
+        for (const EmbeddedRecipe& recipe : embedded_recipes())
+            loader.load_text(embedded_recipe_name(recipe), recipe.text);
     }
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        for (const fs::path& candidate : {exe.parent_path() / "recipes",
-                                         exe.parent_path().parent_path() / "share/provision/recipes"}) {
-            if (fs::is_directory(candidate, ec)) return candidate.string();
-        }
-    }
-    throw Error(ExitCode::invalid_input,
-                "the built-in recipes were not found (looked beside the binary, in ../share/provision/recipes, "
-                "and in $PROVISION_BUILTIN_RECIPES)");
+    for (const auto& path : paths) loader.load_path(path);
+    return loader.finish();
 }
 
 }  // namespace provision

@@ -3,6 +3,7 @@
 // an env setting without copying the built-in recipes.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,9 @@ namespace provision {
 // the order given.  Throws Error(invalid_input) naming file:line:column.
 RecipeSet load_recipes(const std::vector<std::string>& paths);
 
-// The built-in recipe folder: $PROVISION_BUILTIN_RECIPES, else
-// <exe>/recipes (build tree), else <exe>/../share/provision/recipes.
-// Throws Error(invalid_input) when none exists.
-std::string builtin_recipe_dir();
+// The built-in recipes (those compiled in, or `builtin_folder` in their
+// place: PROVISION_BUILTIN_RECIPES), then `paths` merged over them.
+RecipeSet load_recipes_over_builtins(const std::optional<std::string>& builtin_folder,
+                                    const std::vector<std::string>& paths);
 
 }  // namespace provision
