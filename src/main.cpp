@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,11 +17,16 @@
 #include "app/options.h"
 #include "app/pipeline.h"
 #include "core/error.h"
+#include "core/setting_values.h"
+#include "core/termination.h"
+#include "core/text.h"
+#include "env/env_file.h"
 #include "net/location_list.h"
 #include "net/recipe_cache.h"
 #include "net/report_post.h"
 #include "recipe/builtin_recipes.h"
 #include "recipe/recipe_export.h"
+#include "report/report.h"
 #include "validate/validation.h"
 #include "validation_kernels.h"
 
@@ -68,7 +74,8 @@ void print_recipes(const std::string& folder) {
 constexpr const char* kExitCodes =
     "Exit status: 0 ok (with COMMAND: the workload's own), 2 usage, 3 bad recipe or fixture,\n"
     "4 no mechanism can serve / override refused, 5 validation failed or a GPU deemed unhealthy,\n"
-    "6 env file could not be written, 126/127 COMMAND cannot be executed / not found.\n"
+    "6 env file (or the --json report) could not be written, 126/127 COMMAND cannot be executed /\n"
+    "not found, 128+N stopped by signal N (SIGTERM: 143) before the handoff.\n"
     "Environment: PROVISION_ATTENTION=<mechanism|auto> forces a choice (refused unless it can\n"
     "be served, or PROVISION_FORCE=1); CUDA_VISIBLE_DEVICES is honoured.\n"
     "Remote recipes are cached in PROVISION_CACHE_DIR (default $XDG_CACHE_HOME/provision or\n"
@@ -76,6 +83,32 @@ constexpr const char* kExitCodes =
     "with a warning, and without one the run stops (exit 3).  PROVISION_REPORT_HEADER adds\n"
     "headers to the report POST, one 'Name: value' per line; header values and credentials in\n"
     "URLs are never printed.";
+
+// The arguments CLI11 left: the COMMAND, after an optional '--'.  An option
+// provision does not know (before any COMMAND) is a usage error, and so is a
+// '--' with nothing after it.
+std::vector<std::string> command_from(std::vector<std::string> rest) {
+    if (rest.empty()) return rest;
+    if (rest.front() == "--") {
+        rest.erase(rest.begin());
+        if (rest.empty())
+            throw provision::Error(ExitCode::usage, "'--' must be followed by a COMMAND (see provision --help)");
+        return rest;
+    }
+    if (rest.front().size() > 1 && rest.front().front() == '-')
+        throw provision::Error(ExitCode::usage,
+                               fmt::format("unknown option {} (see provision --help; a COMMAND starting with '-' "
+                                           "goes after '--')",
+                                           provision::printable(rest.front(), 64)));
+    return rest;
+}
+
+// A setting's value from a flag (when the command line has it) or else from
+// its environment variable; `source` names which, for messages.
+struct Setting {
+    std::string value;
+    std::string source;
+};
 
 // Parses the command line into Options; throws Error(usage) on bad input.
 // Returns false when --help or --version was answered.
@@ -97,33 +130,32 @@ bool parse(int argc, char** argv, provision::Options& options) {
     app.add_option("--print-recipes", print_recipes_folder,
                    "write the built-in recipes into DIR (created; existing files are never overwritten), then exit")
         ->option_text("DIR");
+    // Everything from the first argument that is not provision's own (or
+    // from '--') is the COMMAND: `provision cmd --version` runs cmd --version.
+    app.prefix_command();
     std::string validate = "quick";
     bool no_validate = false;
+    std::string fetch_timeout, validate_timeout;
     std::vector<std::string> site_packages, recipes;
     app.add_flag("--check", options.check, "CI mode: lint recipes, detect, select, validate; exit non-zero on any error");
     app.add_flag("--explain", options.explain, "show every candidate mechanism with its reasons");
     app.add_flag("--json", options.json, "print the report as JSON on stdout (human text stays on stderr)");
-    app.add_option("--workload", options.workload, "workload recipe to apply [env: PROVISION_WORKLOAD]")
-        ->envname("PROVISION_WORKLOAD");
+    app.add_option("--workload", options.workload, "workload recipe to apply [env: PROVISION_WORKLOAD]");
     // One value per occurrence: a greedy list would swallow the '--' before COMMAND.
     app.add_option("--recipe", recipes, "extra recipe file, folder or https:// URL, merged over the built-ins; "
                                         "repeatable [env: PROVISION_RECIPE, colon-separated]")
         ->allow_extra_args(false);
     app.add_flag("--allow-http", options.fetch.allow_http,
-                 "allow plain http:// for --recipe and --report-url (else https only) [env: PROVISION_ALLOW_HTTP=1]")
-        ->envname("PROVISION_ALLOW_HTTP");
-    double fetch_timeout_s = static_cast<double>(options.fetch.total_timeout_ms) / 1000;
-    app.add_option("--fetch-timeout", fetch_timeout_s,
+                 "allow plain http:// for --recipe and --report-url (else https only) [env: PROVISION_ALLOW_HTTP=1]");
+    app.add_option("--fetch-timeout", fetch_timeout,
                    "seconds a recipe URL may take to download, connecting included (default 10) "
-                   "[env: PROVISION_FETCH_TIMEOUT]")
-        ->envname("PROVISION_FETCH_TIMEOUT")
-        ->check(CLI::PositiveNumber);
+                   "[env: PROVISION_FETCH_TIMEOUT]");
     app.add_option("--report-url", options.report_post.url,
                    "POST the JSON report to this https:// URL before the handoff; failures only warn "
                    "[env: PROVISION_REPORT_URL]")
         ->envname("PROVISION_REPORT_URL");
-    app.add_option("--env-file", options.env_file, "where to write the env settings [env: PROVISION_ENV_FILE]")
-        ->envname("PROVISION_ENV_FILE");
+    app.add_option("--env-file", options.env_file, "where to write the env settings; /dev/null discards them "
+                                                   "[env: PROVISION_ENV_FILE]");
     app.add_option("--site-packages", site_packages, "Python site-packages folder to read instead of the workload "
                                                      "Python's; repeatable [env: PROVISION_SITE_PACKAGES, "
                                                      "colon-separated]")
@@ -140,11 +172,8 @@ bool parse(int argc, char** argv, provision::Options& options) {
                                            "[env: PROVISION_VALIDATE, 0 = off]")
         ->check(CLI::IsMember({"quick", "full", "off"}));
     app.add_flag("--no-validate", no_validate, "skip GPU validation (same as --validate=off)");
-    app.add_option("--validate-timeout", options.validate_timeout_s,
-                   "seconds each GPU's checks may take before they are stopped [env: PROVISION_VALIDATE_TIMEOUT]")
-        ->envname("PROVISION_VALIDATE_TIMEOUT")
-        ->check(CLI::PositiveNumber);
-    app.add_option("command", options.command, "workload to exec after '--', with its arguments");
+    app.add_option("--validate-timeout", validate_timeout,
+                   "seconds each GPU's checks may take before they are stopped [env: PROVISION_VALIDATE_TIMEOUT]");
 
     try {
         app.parse(argc, argv);
@@ -157,14 +186,42 @@ bool parse(int argc, char** argv, provision::Options& options) {
     } catch (const CLI::ParseError& error) {
         throw provision::Error(ExitCode::usage, fmt::format("{} (see provision --help)", error.what()));
     }
+    options.command = command_from(app.remaining());
 
     if (app.count("--print-recipes") > 0) {
         print_recipes(print_recipes_folder);
         return false;
     }
-    options.env_file_given = app.count("--env-file") > 0 || env.count("PROVISION_ENV_FILE") > 0;
+    // A flag wins over its variable; either names itself in messages.
+    auto setting = [&](const char* flag, const char* variable) -> std::optional<Setting> {
+        if (app.count(flag) > 0) return Setting{app[flag]->as<std::string>(), flag};
+        if (const auto it = env.find(variable); it != env.end()) return Setting{it->second, variable};
+        return std::nullopt;
+    };
+    constexpr double kMaxTimeoutSeconds = 3600;
+    if (const auto workload = setting("--workload", "PROVISION_WORKLOAD"))
+        options.workload = provision::trimmed(workload->value);
+    if (const auto env_file = setting("--env-file", "PROVISION_ENV_FILE")) {
+        if (env_file->value.empty())
+            throw provision::Error(ExitCode::usage,
+                                   fmt::format("{} is empty; name a file, or {} to discard the settings",
+                                               env_file->source, provision::kDiscardedEnvFile));
+        options.env_file = env_file->value;
+        options.env_file_given = true;
+    }
+    if (app.count("--allow-http") == 0 && env.count("PROVISION_ALLOW_HTTP") > 0)
+        options.fetch.allow_http = provision::parse_boolean(from_env("PROVISION_ALLOW_HTTP"), "PROVISION_ALLOW_HTTP");
+    if (const auto timeout = setting("--fetch-timeout", "PROVISION_FETCH_TIMEOUT"))
+        options.fetch.total_timeout_ms =
+            provision::parse_duration(timeout->value, timeout->source, kMaxTimeoutSeconds).count();
+    if (const auto timeout = setting("--validate-timeout", "PROVISION_VALIDATE_TIMEOUT"))
+        options.validate_timeout_s =
+            static_cast<double>(provision::parse_duration(timeout->value, timeout->source, kMaxTimeoutSeconds).count()) /
+            1000;
+    // Read where an override is, but checked here so a typo never waits for one.
+    if (env.count("PROVISION_FORCE") > 0)
+        (void)provision::parse_boolean(from_env("PROVISION_FORCE"), "PROVISION_FORCE");
     options.recipes = recipes.empty() ? provision::split_location_list(from_env("PROVISION_RECIPE")) : recipes;
-    options.fetch.total_timeout_ms = std::max(1L, std::lround(fetch_timeout_s * 1000));
     options.fetch.connect_timeout_ms = std::min(options.fetch.connect_timeout_ms, options.fetch.total_timeout_ms);
     options.fetch.cache_dir = provision::default_cache_dir(env);
     options.report_post.allow_http = options.fetch.allow_http;
@@ -178,16 +235,37 @@ bool parse(int argc, char** argv, provision::Options& options) {
     });
     if (!options.python.empty() && !python_on_command_line) options.python_option_name = "PROVISION_PYTHON";
     options.site_packages = site_packages.empty() ? split_colons(from_env("PROVISION_SITE_PACKAGES")) : site_packages;
-    if (app.count("--validate") == 0) {
-        const std::string from = from_env("PROVISION_VALIDATE");
+    // --no-validate and --validate decide alone: a bad PROVISION_VALIDATE is
+    // an error only when it is the one that counts.
+    if (no_validate) {
+        validate = "off";
+    } else if (app.count("--validate") == 0) {
+        const std::string from = provision::lowercase(provision::trimmed(from_env("PROVISION_VALIDATE")));
         if (from == "0" || from == "off") validate = "off";
-        else if (from == "quick" || from == "full" || from == "1" || from.empty()) validate = from == "full" ? "full" : "quick";
+        else if (from == "quick" || from == "full" || from == "1" || from.empty())
+            validate = from == "full" ? "full" : "quick";
         else
             throw provision::Error(ExitCode::usage,
-                                   fmt::format("PROVISION_VALIDATE={}: expected quick, full, off or 0", from));
+                                   fmt::format("PROVISION_VALIDATE={}: expected quick, full, off or 0",
+                                               provision::printable(from_env("PROVISION_VALIDATE"), 64)));
     }
-    options.validate = no_validate ? "off" : validate;
+    options.validate = validate;
     return true;
+}
+
+// Whether --json stands among provision's own arguments (before any '--').
+bool wants_json(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--") return false;
+        if (arg == "--json") return true;
+    }
+    return false;
+}
+
+void print_json_error(int exit_code, const std::string& message) {
+    std::fputs(provision::render_json_error(exit_code, message).c_str(), stdout);
+    std::fflush(stdout);
 }
 
 }  // namespace
@@ -203,12 +281,19 @@ int main(int argc, char** argv) {
         std::fflush(nullptr);
         std::_Exit(status);
     }
+    provision::install_termination_handlers();
+    bool json = false;
     try {
         provision::Options options;
+        // --json decides the error's form even when parsing fails later.
+        json = wants_json(argc, argv);
         if (!parse(argc, argv, options)) return 0;
         return provision::carry_out(provision::plan_run(options), options);
     } catch (const provision::Error& error) {
         std::fprintf(stderr, "provision: error: %s\n", error.what());
+        // Exits 2 and 3 come before any report; later failures (exec) follow one.
+        if (json && (error.code() == ExitCode::usage || error.code() == ExitCode::invalid_input))
+            print_json_error(static_cast<int>(error.code()), error.what());
         return static_cast<int>(error.code());
     } catch (const std::exception& error) {
         std::fprintf(stderr, "provision: internal error: %s\n", error.what());

@@ -1,6 +1,8 @@
 #include "app/pipeline.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/suggest.h"
+#include "core/text.h"
 #include "env/env_file.h"
 #include "gpu/detect.h"
 #include "handoff/handoff.h"
@@ -21,6 +24,7 @@
 #include "python/workload_python.h"
 #include "recipe/builtin_recipes.h"
 #include "recipe/recipe_loader.h"
+#include "recipe/sensitive_variables.h"
 #include "select/classify.h"
 #include "validate/fault_injection.h"
 #include "validate/throughput_health.h"
@@ -200,6 +204,30 @@ void reject_other_python_builds(const WorkloadPython& python, const RecipeSet& r
     }
 }
 
+// A recipe's loader, start-up or device-selection variable (allowed by its
+// allow_sensitive) is written with a warning.  CUDA_VISIBLE_DEVICES from a
+// recipe must not change which GPUs the workload sees: the decision was
+// made for those that CUDA_VISIBLE_DEVICES in the environment leaves visible.
+void check_sensitive_settings(const EnvSettings& env, const std::map<std::string, std::string>& environment,
+                              std::vector<std::string>& notes) {
+    for (const auto& [name, value] : env.entries()) {
+        if (!is_sensitive_variable(name) || env.is_kept(name)) continue;
+        const auto it = environment.find(name);
+        if (it != environment.end() && it->second == value) continue;  // nothing changes
+        if (name == "CUDA_VISIBLE_DEVICES")
+            throw Error(ExitCode::invalid_input,
+                        fmt::format("a recipe sets CUDA_VISIBLE_DEVICES={}, but the GPUs were detected and the "
+                                    "mechanism chosen with CUDA_VISIBLE_DEVICES {}: the workload would run on "
+                                    "other GPUs than those the decision was made for",
+                                    printable(value, 64),
+                                    it == environment.end() ? std::string("unset")
+                                                            : "=" + printable(it->second, 64)));
+        notes.push_back(fmt::format("warning: a recipe sets {}={} (a loader, start-up or device-selection "
+                                    "variable, allowed by its allow_sensitive)",
+                                    name, printable(value, 256)));
+    }
+}
+
 }  // namespace
 
 Plan plan_run(const Options& options) {
@@ -229,6 +257,14 @@ Plan plan_run(const Options& options) {
     report.notes.insert(report.notes.end(), report.python.notes.begin(), report.python.notes.end());
     const auto& site_packages = report.python.site_packages;
     PackageIndex packages = scan_site_packages(site_packages);
+    for (const auto& [dir, why] : packages.unreadable_dirs)
+        report.notes.push_back(fmt::format("site-packages folder {} cannot be read: {}", dir, why));
+    for (const InstalledPackage* later : packages.shadowed()) {
+        const InstalledPackage* used = packages.find(later->name);
+        report.notes.push_back(fmt::format("{} is installed more than once: {} at {} counts, {} at {} does not",
+                                           used->name, used->version, used->location, later->version,
+                                           later->location));
+    }
     if (packages.packages().empty())
         report.notes.push_back(fmt::format("no Python packages found in: {}",
                                            site_packages.empty() ? std::string("(no site-packages folder exists)")
@@ -252,6 +288,7 @@ Plan plan_run(const Options& options) {
     }
     report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
     for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
+    check_sensitive_settings(report.env, options.environment, report.notes);
     report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
     const bool degraded = decision.source == "forced" || decision.fell_back_after_validation ||
                           report.validation.status == "failed";
@@ -273,7 +310,9 @@ int carry_out(Plan plan, const Options& options) {
     Report& report = plan.report;
     const bool write_env = !report.decision.mechanism.empty() && report.verdict != "failed" &&
                            (!options.check || options.env_file_given);
-    if (write_env) {
+    if (write_env && options.env_file == kDiscardedEnvFile) {
+        report.notes.push_back(fmt::format("env file {}: the settings are discarded", kDiscardedEnvFile));
+    } else if (write_env) {
         try {
             const std::filesystem::path folder = std::filesystem::path(options.env_file).parent_path();
             std::error_code ignored;
@@ -293,7 +332,13 @@ int carry_out(Plan plan, const Options& options) {
     std::fputs(render_summary(report, options.explain).c_str(), stderr);
     const std::string json = render_json(report);
     if (options.json) std::fputs(json.c_str(), stdout);
-    std::fflush(stdout);
+    // A report that did not reach stdout (a full disk, a closed pipe) is a
+    // failed run without a workload: a caller reading it must not see 0.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        const std::string why = fmt::format("cannot write the JSON report to stdout: {}", std::strerror(errno));
+        std::fprintf(stderr, "provision: %s: %s\n", options.command.empty() ? "error" : "warning", why.c_str());
+        if (options.command.empty() && plan.exit_code == ExitCode::ok) plan.exit_code = ExitCode::io_failure;
+    }
     std::fflush(stderr);
     send_report(options.report_post, json);
     if (plan.exit_code != ExitCode::ok || options.command.empty()) return static_cast<int>(plan.exit_code);

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/regular_file.h"
+#include "core/termination.h"
 
 namespace provision {
 
@@ -45,6 +47,28 @@ namespace {
                             what, std::strerror(error)));
 }
 
+// The rename replaces whatever is at `path`: only a regular file (or
+// nothing) may be replaced.  A device node (/dev/null as root), a FIFO, a
+// folder or a symbolic link someone put there on purpose stays as it is.
+void refuse_unless_regular_or_absent(const std::string& path) {
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0) {
+        if (errno == ENOENT) return;
+        fail(path, "cannot inspect it", errno);
+    }
+    if (S_ISREG(info.st_mode)) return;
+    std::string what = describe_file_type(info.st_mode);
+    if (S_ISLNK(info.st_mode)) {
+        std::error_code ignored;
+        const auto target = std::filesystem::read_symlink(path, ignored);
+        if (!target.empty()) what += fmt::format(" to {}", target.string());
+    }
+    throw Error(ExitCode::io_failure,
+                fmt::format("will not write the env file {}: it is {}, not a regular file, and is left as it is "
+                            "(an env file replaces only a regular file; --env-file {} discards the settings)",
+                            path, what, kDiscardedEnvFile));
+}
+
 }  // namespace
 
 void write_env_file_atomically(const std::string& path, const std::string& contents) {
@@ -52,11 +76,17 @@ void write_env_file_atomically(const std::string& path, const std::string& conte
     const fs::path target(path);
     const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+    refuse_unless_regular_or_absent(path);
 
     // mkostemp opens with O_CREAT|O_EXCL: never through a planted symlink.
     // O_CLOEXEC: a child started meanwhile does not inherit the descriptor.
     const int fd = mkostemp(temporary.data(), O_CLOEXEC);
     if (fd < 0) fail(path, fmt::format("cannot create a temporary file in {}", folder.string()), errno);
+    remember_temporary_file(temporary);  // removed if a signal stops the run mid-write
+    struct Forget {
+        const std::string& path;
+        ~Forget() { forget_temporary_file(path); }
+    } forget{temporary};
 
     auto abandon = [&](const std::string& what) {
         const int error = errno;

@@ -11,24 +11,19 @@ namespace provision {
 void EnvSettings::set(const std::string& name, const std::string& value) {
     if (!is_valid_variable_name(name))
         throw Error(ExitCode::invalid_input, fmt::format("'{}' is not a valid environment variable name", name));
-    for (auto& entry : entries_) {
-        if (entry.first == name) {
-            entry.second = value;
-            return;
-        }
-    }
-    entries_.emplace_back(name, value);
+    const auto [it, added] = position_.emplace(name, entries_.size());
+    if (added) entries_.emplace_back(name, value);
+    else entries_[it->second].second = value;
 }
 
 void EnvSettings::keep(const KeptVariable& kept) {
     set(kept.name, kept.value);
-    std::erase_if(kept_, [&](const KeptVariable& k) { return k.name == kept.name; });
-    kept_.push_back(kept);
+    const auto [it, added] = kept_position_.emplace(kept.name, kept_.size());
+    if (added) kept_.push_back(kept);
+    else kept_[it->second] = kept;
 }
 
-bool EnvSettings::is_kept(const std::string& name) const {
-    return std::any_of(kept_.begin(), kept_.end(), [&](const KeptVariable& k) { return k.name == name; });
-}
+bool EnvSettings::is_kept(const std::string& name) const { return kept_position_.count(name) > 0; }
 
 std::string describe(const KeptVariable& kept) {
     std::string text = fmt::format("{}={} kept from the environment (the recipe's value: {})", kept.name, kept.value,
@@ -39,20 +34,9 @@ std::string describe(const KeptVariable& kept) {
 }
 
 std::optional<std::string> EnvSettings::get(const std::string& name) const {
-    for (const auto& [key, value] : entries_)
-        if (key == name) return value;
-    return std::nullopt;
-}
-
-bool is_valid_variable_name(const std::string& name) {
-    if (name.empty()) return false;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        const char c = name[i];
-        const bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-        const bool digit = c >= '0' && c <= '9';
-        if (!letter && !(digit && i > 0)) return false;
-    }
-    return true;
+    const auto it = position_.find(name);
+    if (it == position_.end()) return std::nullopt;
+    return entries_[it->second].second;
 }
 
 std::map<std::string, bool> feature_states(const Inventory& inventory, const RecipeSet& recipes,

@@ -5,9 +5,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpu/inventory.h"
+#include "core/text.h"  // is_valid_variable_name
 #include "recipe/recipe.h"
 #include "select/selection.h"
 
@@ -37,7 +39,9 @@ public:
 
 private:
     std::vector<std::pair<std::string, std::string>> entries_;
+    std::unordered_map<std::string, std::size_t> position_;  // name -> index in entries_: linear loading
     std::vector<KeptVariable> kept_;
+    std::unordered_map<std::string, std::size_t> kept_position_;
 };
 
 // One line for the report: "NAME=value kept from the environment (...)".
@@ -58,8 +62,5 @@ std::map<std::string, bool> feature_states(const Inventory& inventory, const Rec
 EnvSettings build_env_settings(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
                                const Decision& decision, const std::map<std::string, bool>& features,
                                const std::map<std::string, std::string>& environment);
-
-// [A-Za-z_][A-Za-z0-9_]*
-bool is_valid_variable_name(const std::string& name);
 
 }  // namespace provision

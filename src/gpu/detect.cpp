@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/setting_values.h"
 #include "gpu/cuda_probe.h"
 #include "gpu/nvml_probe.h"
 #include "gpu/nvml_stand_in.h"
@@ -154,15 +155,8 @@ DetectOptions detect_options_from_environment() {
         options.cuda_library = *library;
     options.cuda_visible_devices = environment("CUDA_VISIBLE_DEVICES");
     options.cuda_device_order = environment("CUDA_DEVICE_ORDER");
-    if (auto timeout = environment("PROVISION_DETECT_TIMEOUT")) {
-        char* end = nullptr;
-        const double seconds = std::strtod(timeout->c_str(), &end);
-        if (timeout->empty() || *end != '\0' || !(seconds > 0) || seconds > 3600)
-            throw Error(ExitCode::usage,
-                        fmt::format("PROVISION_DETECT_TIMEOUT must be a number of seconds between 0 and 3600, not '{}'",
-                                    *timeout));
-        options.time_limit = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
-    }
+    if (auto timeout = environment("PROVISION_DETECT_TIMEOUT"))
+        options.time_limit = parse_duration(*timeout, "PROVISION_DETECT_TIMEOUT", 3600);
     return options;
 }
 

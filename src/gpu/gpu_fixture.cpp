@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "gpu/detect.h"
 #include "gpu/visible_devices.h"
 #include "recipe/toml_reader.h"
@@ -149,7 +150,7 @@ toml::table parse_gpu_fixture_file(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
         throw Error(ExitCode::invalid_input, fmt::format("{}: GPU fixture file not found", path));
-    return parse_toml_file(path);
+    return parse_toml(read_regular_file_or_throw(path, kMaxRecipeBytes), path);
 }
 
 GpuFixture read_gpu_fixture(const toml::table& root, const std::string& file,

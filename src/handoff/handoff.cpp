@@ -7,10 +7,14 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/regular_file.h"
+#include "core/termination.h"
+#include "core/text.h"
 
 namespace provision {
 namespace {
@@ -28,6 +32,32 @@ std::string flag_name(const std::string& arg) { return arg.substr(0, arg.find('=
 bool user_gave(const std::vector<std::string>& command, const std::string& flag) {
     return std::any_of(command.begin() + (command.empty() ? 0 : 1), command.end(),
                        [&](const std::string& arg) { return is_flag(arg) && flag_name(arg) == flag; });
+}
+
+// Where execvp found `program`: itself when it holds a '/', else the first
+// PATH entry that has it.  Empty when no such file exists.
+std::string located(const std::string& program) {
+    if (program.find('/') != std::string::npos) return ::access(program.c_str(), F_OK) == 0 ? program : "";
+    const char* path = std::getenv("PATH");
+    std::string_view rest = path ? path : "";
+    while (true) {
+        const auto colon = rest.find(':');
+        std::string folder(rest.substr(0, colon));
+        const std::string candidate = (folder.empty() ? std::string(".") : folder) + "/" + program;
+        if (::access(candidate.c_str(), F_OK) == 0) return candidate;
+        if (colon == std::string_view::npos) return "";
+        rest.remove_prefix(colon + 1);
+    }
+}
+
+// The interpreter a "#!" line names, or empty when the file has none.
+std::string interpreter_of(const std::string& file) {
+    std::string error;
+    const auto head = read_regular_file(file, 256, error, true);
+    if (!head || !head->starts_with("#!")) return "";
+    const std::string line = head->substr(2, head->find('\n') - 2);
+    const std::string name = trimmed(line, " \t\r");
+    return name.substr(0, name.find_first_of(" \t"));
 }
 
 }  // namespace
@@ -55,8 +85,19 @@ void exec_workload(const std::vector<std::string>& command, const EnvSettings& s
     std::vector<char*> argv;
     for (const auto& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
+    restore_default_signals();  // the workload starts with normal signal handling
     ::execvp(argv[0], argv.data());
     const int error = errno;
+    // ENOENT for a file that exists: its "#!" interpreter is missing, as a
+    // shell says "bad interpreter" (and exits 126).
+    if (const std::string file = error == ENOENT ? located(command[0]) : ""; !file.empty()) {
+        const std::string interpreter = interpreter_of(file);
+        throw Error(ExitCode::cannot_execute,
+                    interpreter.empty()
+                        ? fmt::format("{}: cannot execute: {}", printable(command[0]), std::strerror(error))
+                        : fmt::format("{}: bad interpreter: {}: {}", printable(command[0]), printable(interpreter),
+                                      std::strerror(error)));
+    }
     if (error == ENOENT)
         throw Error(ExitCode::command_not_found,
                     fmt::format("{}: command not found (searched PATH={})", command[0],

@@ -17,6 +17,8 @@
 #include <toml++/toml.h>
 
 #include "core/error.h"
+#include "core/regular_file.h"
+#include "core/termination.h"
 #include "net/redaction.h"
 
 namespace provision {
@@ -72,10 +74,13 @@ void write_and_close(int fd, const std::string& temporary, const std::string& co
     }
 }
 
+// The entries' folder is this user's alone (0700): find() trusts nothing
+// in a folder that others may write.
 void create_folder(const fs::path& folder) {
     std::error_code error;
-    fs::create_directories(folder, error);
+    const bool created = fs::create_directories(folder, error);
     if (error) fail(folder.string(), "cannot create the folder", error.value());
+    if (created) ::chmod(folder.c_str(), 0700);
 }
 
 // A temporary file in the same folder, renamed over `path`: readers see the
@@ -86,21 +91,17 @@ void write_atomically(const std::string& path, const std::string& contents) {
     std::string temporary = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
     const int fd = ::mkstemp(temporary.data());
     if (fd < 0) fail(path, "cannot create a temporary file beside it", errno);
+    remember_temporary_file(temporary);
+    struct Forget {
+        const std::string& path;
+        ~Forget() { forget_temporary_file(path); }
+    } forget{temporary};
     write_and_close(fd, temporary, contents, path);
     if (::rename(temporary.c_str(), path.c_str()) != 0) {
         const int error = errno;
         ::unlink(temporary.c_str());
         fail(path, "rename failed", error);
     }
-}
-
-std::optional<std::string> read_whole(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream contents;
-    contents << in.rdbuf();
-    if (in.bad()) return std::nullopt;
-    return contents.str();
 }
 
 std::string modification_time(const std::string& path) {
@@ -111,6 +112,18 @@ std::string modification_time(const std::string& path) {
     char text[32];
     std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &utc);
     return text;
+}
+
+// Why `path` cannot be trusted: owned by another user, or writable by its
+// group or by everyone.  "" when it is this user's alone.
+std::string unsafe_ownership(const std::string& path) {
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0) return fmt::format("{}: {}", path, std::strerror(errno));
+    if (info.st_uid != ::geteuid())
+        return fmt::format("{} is owned by uid {}, not by this user (uid {})", path, info.st_uid, ::geteuid());
+    if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        return fmt::format("{} is writable by its group or by everyone (mode {:04o})", path, info.st_mode & 07777);
+    return "";
 }
 
 // An ETag goes back into a request header: refuse anything that could
@@ -141,20 +154,38 @@ std::string RecipeCache::entry_base(const std::string& url) const {
 std::optional<CachedRecipe> RecipeCache::find(const std::string& url) const {
     if (!enabled()) return std::nullopt;
     const std::string base = entry_base(url);
-    CachedRecipe cached{base + ".toml", "", ""};
-    const auto body = read_whole(cached.path);
-    if (!body) return std::nullopt;
+    CachedRecipe cached{base + ".toml", "", "", ""};
+    struct stat info {};
+    if (::lstat(cached.path.c_str(), &info) != 0) return std::nullopt;
     cached.fetched_at = modification_time(cached.path);
+    std::string why;
+    const auto body = read_regular_file(cached.path, kMaxRecipeBytes, why);
+    if (!body) {
+        cached.refused = why;
+        return cached;
+    }
+    for (const std::string& path : {folder_, cached.path, base + ".meta"}) {
+        cached.refused = unsafe_ownership(path);
+        if (!cached.refused.empty()) return cached;
+    }
     try {
-        const toml::table meta = toml::parse_file(base + ".meta");
+        const toml::table meta = toml::parse(read_regular_file_or_throw(base + ".meta", kMaxRecipeBytes),
+                                             base + ".meta");
         const auto etag = meta["etag"].value<std::string>();
         const auto bytes = meta["body_bytes"].value<std::int64_t>();
         const auto checksum = meta["body_fnv1a64"].value<std::string>();
-        const bool matches = bytes && checksum && static_cast<std::size_t>(*bytes) == body->size() &&
-                             *checksum == hex(fnv1a64(*body));
-        if (matches && etag && plausible_etag(*etag)) cached.etag = *etag;
+        if (!bytes || !checksum)
+            cached.refused = "its metadata records no size and checksum";
+        else if (static_cast<std::size_t>(*bytes) != body->size() || *checksum != hex(fnv1a64(*body)))
+            cached.refused = fmt::format("it does not match its metadata ({} bytes, checksum {} recorded; {} bytes, "
+                                         "checksum {} found): it was changed after it was fetched",
+                                         *bytes, *checksum, body->size(), hex(fnv1a64(*body)));
+        else if (etag && plausible_etag(*etag))
+            cached.etag = *etag;
     } catch (const toml::parse_error&) {
-        // Unreadable metadata: the body is still usable, just not revalidated.
+        cached.refused = "its metadata is malformed";
+    } catch (const Error& error) {
+        cached.refused = fmt::format("its metadata {}", error.what());
     }
     return cached;
 }
@@ -176,7 +207,8 @@ std::string RecipeCache::store(const std::string& url, const std::string& body, 
     return base + ".toml";
 }
 
-std::string RecipeCache::store_unverified(const std::string& url, const std::string& body) const {
+std::string RecipeCache::store_unverified(const std::string& url, const std::string& body, bool& temporary) const {
+    temporary = false;
     if (enabled()) {
         try {
             const std::string path = entry_base(url) + ".unverified.toml";
@@ -189,7 +221,11 @@ std::string RecipeCache::store_unverified(const std::string& url, const std::str
     std::string path = (fs::temp_directory_path() / "provision-recipe-XXXXXX.toml").string();
     const int fd = ::mkstemps(path.data(), 5);
     if (fd < 0) fail(path, "cannot create a temporary file", errno);
+    // Lives until the recipes are loaded (the caller removes it then), or
+    // until a signal stops the run.
+    remember_temporary_file(path);
     write_and_close(fd, path, body, path);
+    temporary = true;
     return path;
 }
 

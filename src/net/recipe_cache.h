@@ -7,11 +7,17 @@
 //   <cache_dir>/recipes/<hash>.meta   TOML: url (redacted), etag, body size
 //                                     and checksum, fetch time
 // Each file is written to a temporary file in the same folder, flushed and
-// renamed, so a reader never sees half a file.  The body is written first
-// and the metadata names the body's checksum: if two runs race, or one dies
-// between the renames, a metadata file that does not match the body is
-// ignored (the body is still a whole, earlier answer for that URL; it just is
-// not revalidated).  Files are created 0600: a recipe may be private.
+// renamed, so a reader never sees half a file.  Files are created 0600: a
+// recipe may be private.
+//
+// A cached body is used only when it is verified: a regular file and a
+// folder owned by this user and writable by no one else, and a body whose
+// size and checksum are those its metadata recorded.  Otherwise the copy is
+// refused (a run that would need it stops with exit 3) instead of trusted:
+// an edited or swapped cache entry must not decide what runs.  The checksum
+// (FNV-1a) finds edits and truncation, not a forger: whoever can rewrite the
+// body can rewrite the metadata too, which the owner and mode checks rule
+// out for anyone but this user.
 #pragma once
 
 #include <map>
@@ -30,6 +36,7 @@ struct CachedRecipe {
     std::string path;        // the body, a TOML file for the loader
     std::string etag;        // "" when none was stored or the metadata does not match the body
     std::string fetched_at;  // when it was stored, "YYYY-MM-DD HH:MM UTC"
+    std::string refused;     // why the copy must not be used; "" when it is verified
 };
 
 class RecipeCache {
@@ -40,6 +47,8 @@ public:
     bool enabled() const { return !folder_.empty(); }
     const std::string& folder() const { return folder_; }
 
+    // nullopt when no body is cached for url; else the copy, verified or
+    // with `refused` saying why it must not be used.
     std::optional<CachedRecipe> find(const std::string& url) const;
 
     // Stores body and ETag for url; returns the body's path.  Throws
@@ -48,8 +57,9 @@ public:
 
     // Writes a body that is not to be kept (not TOML, or no usable cache)
     // where the loader can read it: beside the cache entry when the cache is
-    // writable, else in the temporary folder.  Throws Error(io_failure).
-    std::string store_unverified(const std::string& url, const std::string& body) const;
+    // writable, else in the temporary folder (`temporary` set: the caller
+    // removes that file once the recipes are loaded).  Throws Error(io_failure).
+    std::string store_unverified(const std::string& url, const std::string& body, bool& temporary) const;
 
 private:
     std::string entry_base(const std::string& url) const;  // <folder>/<hash>

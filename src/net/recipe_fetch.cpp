@@ -67,7 +67,7 @@ FetchedRecipe fetch_recipe(const std::string& url, const FetchOptions& options) 
                                 options.max_bytes, cached ? " (the cached copy is not used in its place)" : ""));
 
     const bool answered = response.transport == Transport::ok;
-    if (answered && response.status == 304 && cached) {
+    if (answered && response.status == 304 && cached && cached->refused.empty()) {
         fetched.path = cached->path;
         fetched.from_cache = true;
         return fetched;
@@ -83,7 +83,7 @@ FetchedRecipe fetch_recipe(const std::string& url, const FetchOptions& options) 
                         fmt::format("the recipe {} could not be cached ({}); it is used uncached", shown, error.what()));
             }
         }
-        fetched.path = cache.store_unverified(url, response.body);
+        fetched.path = cache.store_unverified(url, response.body, fetched.temporary);
         return fetched;
     }
 
@@ -92,6 +92,10 @@ FetchedRecipe fetch_recipe(const std::string& url, const FetchOptions& options) 
                                                ? std::string("the server answered 304 Not Modified to a request "
                                                              "that was not conditional")
                                                : describe_failure(response, request));
+    if (cached && !cached->refused.empty())
+        throw Error(ExitCode::invalid_input,
+                    fmt::format("cannot fetch the recipe {}: {}; the cached copy at {} is refused: {}", shown, why,
+                                cached->path, cached->refused));
     if (cached) {
         fetched.path = cached->path;
         fetched.from_cache = true;

@@ -22,6 +22,7 @@ struct FetchOptions {
 struct FetchedRecipe {
     std::string path;  // local file to load
     bool from_cache = false;
+    bool temporary = false;  // `path` is a file of the temporary folder, to remove once loaded
     std::vector<std::string> warnings;  // already redacted; print them as they are
 };
 

@@ -3,6 +3,10 @@
 #include <cctype>
 #include <set>
 
+#include <unistd.h>
+
+#include "core/termination.h"
+
 #include "net/redaction.h"
 
 namespace provision {
@@ -16,10 +20,19 @@ LocalRecipes localize_recipes(const std::vector<std::string>& locations, const F
         }
         FetchedRecipe fetched = fetch_recipe(location, options);
         local.origins.emplace_back(fetched.path, redact_url(location));
+        if (fetched.temporary) local.temporary.push_back(fetched.path);
         local.paths.push_back(std::move(fetched.path));
         local.warnings.insert(local.warnings.end(), fetched.warnings.begin(), fetched.warnings.end());
     }
     return local;
+}
+
+void LocalRecipes::remove_temporary() {
+    for (const std::string& path : temporary) {
+        ::unlink(path.c_str());
+        forget_temporary_file(path);
+    }
+    temporary.clear();
 }
 
 std::string LocalRecipes::with_origins(std::string message) const {

@@ -15,6 +15,14 @@ struct LocalRecipes {
     std::vector<std::string> paths;     // in the order given, so later recipes still merge over earlier ones
     std::vector<std::string> warnings;  // fetch warnings, already redacted
     std::vector<std::pair<std::string, std::string>> origins;  // local copy -> its URL, redacted
+    std::vector<std::string> temporary;  // copies in the temporary folder: remove_temporary() once loaded
+
+    LocalRecipes() = default;
+    LocalRecipes(const LocalRecipes&) = delete;
+    LocalRecipes& operator=(const LocalRecipes&) = delete;
+    LocalRecipes(LocalRecipes&&) = default;
+    ~LocalRecipes() { remove_temporary(); }
+    void remove_temporary();
 
     // `message` (a loader error naming file:line:column) with each local
     // copy followed by the URL it came from, which is what the user wrote.

@@ -4,7 +4,12 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "core/regular_file.h"
 
 namespace provision {
 namespace {
@@ -87,9 +92,19 @@ std::string_view metadata_header_block(std::string_view text) {
 std::optional<std::string> read_metadata_header_block(const std::string& path, std::string& error) {
     constexpr std::size_t chunk = 16 * 1024;  // holds the headers of nearly every METADATA
     constexpr std::size_t limit = 1024 * 1024;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK and the fstat check: a FIFO named METADATA must not block
+    // the scan, and a device node must not be read at all.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         error = std::strerror(errno);
+        return std::nullopt;
+    }
+    struct stat info {};
+    const bool stated = ::fstat(fd, &info) == 0;
+    if (!stated || !S_ISREG(info.st_mode)) {
+        error = !stated ? std::strerror(errno)
+                        : fmt::format("it is {}, not a regular file", describe_file_type(info.st_mode));
+        ::close(fd);
         return std::nullopt;
     }
     std::string block;

@@ -1,6 +1,8 @@
 #include "packages/site_packages.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <unordered_set>
 
 #include <dirent.h>
@@ -61,12 +63,13 @@ void read_entry(const std::string& dir, const MetadataEntry& entry, PackageIndex
     const std::string_view stem = std::string_view(entry.file_name).substr(
         0, entry.file_name.size() - (dist_info ? kDistInfo.size() : kEggInfo.size()));
     const std::string_view folder_name = stem.substr(0, stem.find('-'));
+    const std::string name = normalize_package_name(folder_name);
 
     const std::string metadata_file = dist_info ? "METADATA" : "PKG-INFO";
     std::string metadata_path = location + "/" + metadata_file;
     if (!folder) {
         if (dist_info) {
-            index.skipped.push_back({location, "not a folder"});
+            index.skipped.push_back({name, location, "not a folder"});
             return;
         }
         metadata_path = location;  // an old single-file .egg-info holds PKG-INFO itself
@@ -74,21 +77,21 @@ void read_entry(const std::string& dir, const MetadataEntry& entry, PackageIndex
     std::string error;
     const auto block = read_metadata_header_block(metadata_path, error);
     if (!block) {
-        index.skipped.push_back({location, fmt::format("cannot read {}: {}", metadata_file, error)});
+        index.skipped.push_back({name, location, fmt::format("{} is unreadable: {}", metadata_file, error)});
         return;
     }
     const MetadataHeaders headers = parse_metadata_headers(*block);
     if (!headers.name || headers.name->empty()) {
-        index.skipped.push_back({location, fmt::format("{} has no Name header", metadata_file)});
+        index.skipped.push_back({name, location, fmt::format("{} has no Name header", metadata_file)});
         return;
     }
     if (!folder_names(stem, *headers.name)) {
         index.skipped.push_back(
-            {location, fmt::format("{} names '{}', not '{}'", metadata_file, *headers.name, folder_name)});
+            {name, location, fmt::format("{} names '{}', not '{}'", metadata_file, *headers.name, folder_name)});
         return;
     }
     if (!headers.version || headers.version->empty()) {
-        index.skipped.push_back({location, fmt::format("{} has no Version header", metadata_file)});
+        index.skipped.push_back({name, location, fmt::format("{} has no Version header", metadata_file)});
         return;
     }
     index.add({*headers.name, *headers.version, location});
@@ -115,6 +118,20 @@ const std::string* PackageIndex::unusable_reason(std::string_view name) const {
     return it == unusable_.end() ? nullptr : &it->second;
 }
 
+const SkippedPackage* PackageIndex::skipped_for(std::string_view name) const {
+    const std::string wanted = normalize_package_name(name);
+    for (const SkippedPackage& entry : skipped)
+        if (entry.name == wanted) return &entry;
+    return nullptr;
+}
+
+std::vector<const InstalledPackage*> PackageIndex::shadowed() const {
+    std::vector<const InstalledPackage*> later;
+    for (std::size_t i = 0; i < packages_.size(); ++i)
+        if (first_by_name_.at(normalize_package_name(packages_[i].name)) != i) later.push_back(&packages_[i]);
+    return later;
+}
+
 PackageIndex scan_site_packages(const std::vector<std::string>& dirs) {
     PackageIndex index;
     for (const std::string& dir : dirs) {
@@ -122,6 +139,7 @@ PackageIndex scan_site_packages(const std::vector<std::string>& dirs) {
         DIR* handle = ::opendir(dir.c_str());
         if (!handle) {
             index.missing_dirs.push_back(dir);
+            if (errno != ENOENT) index.unreadable_dirs.emplace_back(dir, std::strerror(errno));
             continue;
         }
         const std::vector<MetadataEntry> entries = list_metadata_entries(handle);

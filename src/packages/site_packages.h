@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace provision {
@@ -17,6 +18,7 @@ struct InstalledPackage {
 
 // A metadata folder that looked like a distribution but does not count.
 struct SkippedPackage {
+    std::string name;  // PEP 503 normalised, from the folder's name
     std::string location;
     std::string reason;  // "no METADATA file", "METADATA names 'numpy', not 'torch'" ...
 };
@@ -29,6 +31,12 @@ public:
     // By PEP 503 normalised name; the pointer is valid until the next add().
     const InstalledPackage* find(std::string_view name) const;
     const std::vector<InstalledPackage>& packages() const { return packages_; }
+    // Why a metadata folder for `name` did not count (unreadable METADATA,
+    // another name inside, no Version), or nullptr when none was met.
+    const SkippedPackage* skipped_for(std::string_view name) const;
+    // Installed twice or more (two site-packages folders, or two dist-info
+    // folders of different versions): every copy after the one that counts.
+    std::vector<const InstalledPackage*> shadowed() const;
 
     // An installed distribution the workload cannot import (built for another
     // Python, ...): it is found, but mechanisms needing it are refused with `why`.
@@ -38,6 +46,7 @@ public:
 
     std::vector<std::string> searched_dirs;  // every folder asked for, in order
     std::vector<std::string> missing_dirs;   // those that could not be read
+    std::vector<std::pair<std::string, std::string>> unreadable_dirs;  // existing but unreadable: folder, why
     std::vector<SkippedPackage> skipped;
 
 private:

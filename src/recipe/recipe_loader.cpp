@@ -2,14 +2,19 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/suggest.h"
+#include "core/text.h"
 #include "health/signals.h"
 #include "packages/python_packages.h"
 #include "recipe/builtin_recipes.h"
+#include "recipe/sensitive_variables.h"
 #include "recipe/throughput_reader.h"
 #include "recipe/toml_reader.h"
 
@@ -54,6 +59,60 @@ private:
 const toml::table& expect_table(const toml::node& node, const std::string& file, const std::string& what) {
     if (!node.is_table()) throw_at(node, file, fmt::format("{} must be a table", what));
     return *node.as_table();
+}
+
+SourceRef source_of_key(const toml::key& key, const std::string& file) {
+    const auto& region = key.source();
+    return {region.path ? *region.path : file, static_cast<int>(region.begin.line),
+            static_cast<int>(region.begin.column)};
+}
+
+// Every key of the table at `node` names an environment variable: one the
+// shell cannot take ("A=B", "1ABC", "A B", "") fails here, at load time and
+// so in --check, with its position, rather than when the env file is written.
+void check_variable_names(const toml::node* node, const std::string& file, const std::string& where) {
+    if (!node || !node->is_table()) return;  // the typed reader reports a wrong type
+    for (const auto& [key, value] : *node->as_table()) {
+        if (is_valid_variable_name(key.str())) continue;
+        throw Error(ExitCode::invalid_input,
+                    fmt::format("{}: '{}' in {} is not an environment variable name (letters, digits and '_', "
+                                "not starting with a digit)",
+                                source_of_key(key, file).str(), printable(key.str(), 64), where));
+    }
+}
+
+// Each key of the table at `node` that names a sensitive variable
+// (recipe/sensitive_variables.h) must be listed in `allowed`, the same
+// table's `allow_sensitive`.
+void check_sensitive_names(const toml::node* node, const std::vector<std::string>& allowed, const std::string& file,
+                           const std::string& where, const std::string& owner) {
+    if (!node || !node->is_table()) return;
+    for (const auto& [key, value] : *node->as_table()) {
+        const std::string_view name = key.str();
+        if (!is_sensitive_variable(name) || std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+        throw Error(ExitCode::invalid_input,
+                    fmt::format("{}: '{}' in {} is a loader, start-up or device-selection variable: a recipe sets it "
+                                "only when {} lists it in allow_sensitive",
+                                source_of_key(key, file).str(), name, where, owner));
+    }
+}
+
+// A list naming one entry twice is a mistake (and, at tens of thousands of
+// entries, a way to make every later step slow): refused with both places.
+void reject_duplicates(const toml::node& list, const std::string& file, const std::string& where) {
+    const toml::array* array = list.as_array();
+    if (!array) return;
+    std::unordered_map<std::string_view, const toml::node*> seen;
+    seen.reserve(array->size());
+    for (const toml::node& entry : *array) {
+        const auto* text = entry.as_string();
+        if (!text) continue;
+        const auto [it, added] = seen.emplace(text->get(), &entry);
+        if (!added)
+            throw_at(entry, file,
+                     fmt::format("'{}' appears twice in {} (first at {})", printable(text->get(), 64), where,
+                                 source_of(*it->second, file).str()));
+    }
 }
 
 // `packages`: requirement strings, or arrays of alternative requirement strings.
@@ -106,7 +165,11 @@ void Loader::load_path(const std::string& path) {
     load_file(path);
 }
 
-void Loader::load_file(const std::string& file) { load_table(parse_toml_file(file), file); }
+void Loader::load_file(const std::string& file) {
+    // Only a regular file, at most as large as a remote recipe may be: a FIFO
+    // or /dev/zero given as a recipe must neither block nor fill memory.
+    load_table(parse_toml(read_regular_file_or_throw(file, kMaxRecipeBytes), file), file);
+}
 
 void Loader::load_text(const std::string& name, std::string_view text) { load_table(parse_toml(text, name), name); }
 
@@ -173,7 +236,10 @@ void Loader::read_mechanism(const std::string& name, const toml::table& table, c
     MechanismSpec& spec = set_.mechanisms[name];
     spec.name = name;
     if (auto v = reader.string("description")) spec.description = *v;
-    if (auto v = reader.string_array("aliases")) spec.aliases = *v;
+    if (auto v = reader.string_array("aliases")) {
+        reject_duplicates(*reader.node("aliases"), file, fmt::format("'aliases' of {}", where));
+        spec.aliases = *v;
+    }
     if (const toml::node* packages = reader.node("packages"))
         spec.packages = read_packages(*packages, file, where);
     if (auto cc = reader.capability("min_compute_capability")) spec.compute_capability.min = cc;
@@ -188,6 +254,7 @@ void Loader::read_mechanism(const std::string& name, const toml::table& table, c
         }
     }
     if (auto v = reader.string_array("checks")) {
+        reject_duplicates(*reader.node("checks"), file, fmt::format("'checks' of {}", where));
         spec.checks = *v;
         for (const auto& check : *v)
             refer(Reference::check, check, *reader.node("checks"), file, fmt::format("'checks' of {}", where));
@@ -216,14 +283,20 @@ void Loader::read_feature(const std::string& name, const toml::table& table, con
     if (auto cc = reader.capability("min_compute_capability")) spec.compute_capability.min = cc;
     if (auto cc = reader.capability("max_compute_capability")) spec.compute_capability.max = cc;
     if (auto v = reader.string_array("checks")) {
+        reject_duplicates(*reader.node("checks"), file, fmt::format("'checks' of {}", where));
         spec.checks = *v;
         for (const auto& check : *v)
             refer(Reference::check, check, *reader.node("checks"), file, fmt::format("'checks' of {}", where));
     }
+    const std::vector<std::string> allowed = reader.string_array("allow_sensitive").value_or(std::vector<std::string>{});
+    for (const char* key : {"env_enabled", "env_disabled"}) {
+        check_variable_names(reader.node(key), file, fmt::format("'{}' of {}", key, where));
+        check_sensitive_names(reader.node(key), allowed, file, fmt::format("'{}' of {}", key, where), where);
+    }
     if (auto v = reader.string_map("env_enabled")) spec.env_enabled = *v;
     if (auto v = reader.string_map("env_disabled")) spec.env_disabled = *v;
     reader.reject_unknown_keys({"description", "min_compute_capability", "max_compute_capability", "checks",
-                                "env_enabled", "env_disabled"});
+                                "env_enabled", "env_disabled", "allow_sensitive"});
 }
 
 void Loader::read_workload(const std::string& name, const toml::table& table, const std::string& file) {
@@ -237,6 +310,7 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
         for (const auto& [key, value] : *preference) {
             const std::string arch(key.str());
             auto list = orders.string_array(arch);
+            reject_duplicates(value, file, fmt::format("'preference.{}' of {}", arch, where));
             spec.preference[arch] = *list;
             spec.preference_source[arch] = source_of(value, file);
             if (arch != "cpu" && arch != "default")
@@ -246,13 +320,22 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
                       fmt::format("'preference.{}' of {}", arch, where));
         }
     }
+    const std::vector<std::string> allowed = reader.string_array("allow_sensitive").value_or(std::vector<std::string>{});
     for (const char* key : {"env", "gpu_env"}) {
+        check_variable_names(reader.node(key), file, fmt::format("'{}' of {}", key, where));
+        check_sensitive_names(reader.node(key), allowed, file, fmt::format("'{}' of {}", key, where), where);
         if (auto v = reader.string_map(key)) {
             auto& target = std::string(key) == "env" ? spec.env : spec.gpu_env;
             for (const auto& [variable, value] : *v) target[variable] = value;
         }
     }
-    if (auto v = reader.string_array("override_variables")) spec.override_variables = *v;
+    if (auto v = reader.string_array("override_variables")) {
+        reject_duplicates(*reader.node("override_variables"), file, fmt::format("'override_variables' of {}", where));
+        spec.override_variables = *v;
+    }
+    check_variable_names(reader.node("mechanism_env"), file, fmt::format("'mechanism_env' of {}", where));
+    check_sensitive_names(reader.node("mechanism_env"), allowed, file, fmt::format("'mechanism_env' of {}", where),
+                          where);
     if (const toml::table* mechanism_env = reader.table("mechanism_env")) {
         for (const auto& [key, value] : *mechanism_env) {
             const std::string variable(key.str());
@@ -293,7 +376,8 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
         }
     }
     reader.reject_unknown_keys({"description", "preference", "env", "gpu_env", "override_variables",
-                                "mechanism_env", "arguments", "conflicting_arguments", "mechanisms"});
+                                "mechanism_env", "arguments", "conflicting_arguments", "mechanisms",
+                                "allow_sensitive"});
 }
 
 void Loader::read_python(const toml::table& table, const std::string& file) {

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "core/text.h"
+
 namespace provision {
 namespace {
 
@@ -114,7 +116,69 @@ std::string python_line(const WorkloadPython& python) {
     return fmt::format("{} ({})", python.executable, fmt::join(facts, ", "));
 }
 
+// Every string valid UTF-8 (invalid bytes as U+FFFD), before the writer
+// sees them.
+void make_strings_valid(toml::node& node) {
+    if (toml::table* table = node.as_table()) {
+        for (auto&& [key, value] : *table) make_strings_valid(value);
+    } else if (toml::array* array = node.as_array()) {
+        for (toml::node& value : *array) make_strings_valid(value);
+    } else if (toml::value<std::string>* text = node.as_string()) {
+        text->get() = valid_utf8(text->get());
+    }
+}
+
+void append_utf8(std::string& out, char32_t code) {
+    if (code < 0x80) {
+        out += static_cast<char>(code);
+    } else if (code < 0x800) {
+        out += static_cast<char>(0xC0 | (code >> 6));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+        out += static_cast<char>(0xE0 | (code >> 12));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (code >> 18));
+        out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+    }
+}
+
+// toml++'s JSON writer escapes a code point beyond U+FFFF as "\UXXXXXXXX"
+// (TOML's form, not JSON's): each becomes the raw UTF-8 character.  Other
+// escapes ("\\", "\"", "\u001B") are JSON already and pass through.
+std::string as_json_text(const toml::table& root) {
+    std::ostringstream formatted;
+    formatted << toml::json_formatter{root, toml::format_flags::none};
+    const std::string text = formatted.str();
+    std::string out;
+    out.reserve(text.size() + 1);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\\' || i + 1 >= text.size()) {
+            out += text[i];
+            continue;
+        }
+        if (text[i + 1] == 'U' && i + 10 <= text.size()) {
+            append_utf8(out, static_cast<char32_t>(std::stoul(text.substr(i + 2, 8), nullptr, 16)));
+            i += 9;
+            continue;
+        }
+        out += text[i];
+        out += text[++i];
+    }
+    return out + "\n";
+}
+
 }  // namespace
+
+std::string render_json_error(int exit_code, const std::string& message) {
+    toml::table error{{"exit_code", exit_code}, {"message", message}};
+    toml::table root{{"schema", 1}, {"error", std::move(error)}};
+    make_strings_valid(root);
+    return as_json_text(root);
+}
 
 std::string render_json(const Report& report) {
     toml::table root;
@@ -192,15 +256,18 @@ std::string render_json(const Report& report) {
     root.insert_or_assign("findings", findings_array(report.findings));
     root.insert_or_assign("verdict", report.verdict);
 
-    std::ostringstream out;
-    out << toml::json_formatter{root, toml::format_flags::none} << "\n";
-    return out.str();
+    make_strings_valid(root);
+    return as_json_text(root);
 }
 
 std::string render_summary(const Report& report, bool explain) {
     std::string out;
+    // Every value may hold text from a GPU, a fixture, a recipe or the
+    // environment: control characters are escaped, so nothing drives the
+    // terminal, cuts the summary short (NUL) or forges a log line.
+    constexpr std::size_t kLongest = 4096;
     auto line = [&](const std::string& label, const std::string& value) {
-        out += fmt::format("  {:<20}{}\n", label + ":", value);
+        out += fmt::format("  {:<20}{}\n", label + ":", printable(value, kLongest));
     };
     out += "==================== GPU Configuration Summary ====================\n";
     const auto& inventory = report.inventory;
@@ -230,28 +297,30 @@ std::string render_summary(const Report& report, bool explain) {
                                 check.tolerance, check.ms);
         if (check.tflops > 0) text += fmt::format(", {:.0f} TFLOP/s", check.tflops);
         if (!check.detail.empty()) text += fmt::format(" — {}", check.detail);
-        out += fmt::format("  {:<20}{}\n", "", text);
+        out += fmt::format("  {:<20}{}\n", "", printable(text, kLongest));
     }
     if (!report.appended_arguments.empty())
         line("Arguments added", fmt::format("{}", fmt::join(report.appended_arguments, " ")));
     line("Env file", report.env_file.empty() ? std::string("not written") : report.env_file);
     line("Verdict", report.verdict);
     for (const auto& finding : report.findings)
-        out += fmt::format("  health ({}): {}\n", health_level_name(finding.level), finding.words);
-    for (const auto& warning : report.decision.warnings) out += fmt::format("  warning: {}\n", warning);
+        out += fmt::format("  health ({}): {}\n", health_level_name(finding.level), printable(finding.words, kLongest));
+    for (const auto& warning : report.decision.warnings)
+        out += fmt::format("  warning: {}\n", printable(warning, kLongest));
     for (const auto& note : inventory.notes) {
         // A driver fault's note is already a health line.
         const bool said = std::any_of(report.findings.begin(), report.findings.end(),
                                       [&](const Finding& finding) { return finding.words == note; });
-        if (!said) out += fmt::format("  note: {}\n", note);
+        if (!said) out += fmt::format("  note: {}\n", printable(note, kLongest));
     }
-    for (const auto& note : report.notes) out += fmt::format("  note: {}\n", note);
+    for (const auto& note : report.notes) out += fmt::format("  note: {}\n", printable(note, kLongest));
     // With nothing selected a pod log must say why without --explain.
     if (explain || report.decision.mechanism.empty()) {
         out += fmt::format("  Candidates ({} order):\n", report.decision.preference_key);
         for (const auto& candidate : report.decision.candidates) {
             out += fmt::format("    {} {}\n", candidate.accepted ? "[accepted]" : "[rejected]", candidate.mechanism);
-            for (const auto& reason : candidate.reasons) out += fmt::format("        - {}\n", reason);
+            for (const auto& reason : candidate.reasons)
+                out += fmt::format("        - {}\n", printable(reason, kLongest));
         }
     }
     if (explain) {
@@ -260,7 +329,7 @@ std::string render_summary(const Report& report, bool explain) {
         for (const auto& folder : report.python.site_packages) out += fmt::format("    {}\n", folder);
         out += "  Env settings:\n";
         for (const auto& [name, value] : report.env.entries())
-            out += fmt::format("    {}={}{}\n", name, value,
+            out += fmt::format("    {}={}{}\n", name, printable(value, kLongest),
                                report.env.is_kept(name) ? " (kept from the environment)" : "");
     }
     out += "===================================================================\n";

@@ -46,6 +46,9 @@ struct Report {
 };
 
 std::string render_json(const Report& report);
+// The JSON document printed with --json when the run stops before a report
+// exists (exits 2 and 3): {"schema":1,"error":{"exit_code":N,"message":"..."}}.
+std::string render_json_error(int exit_code, const std::string& message);
 std::string render_summary(const Report& report, bool explain);
 
 }  // namespace provision

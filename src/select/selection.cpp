@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/setting_values.h"
 #include "core/suggest.h"
 #include "core/text.h"
 
@@ -25,7 +26,11 @@ std::optional<std::string> unmet_package(const PackageAlternatives& alternatives
         const Requirement requirement = Requirement::parse(text);
         const InstalledPackage* installed = packages.find(requirement.name);
         if (!installed) {
-            problems.push_back(fmt::format("{} (not installed)", text));
+            // A metadata folder that was there but did not count is not "not installed".
+            const SkippedPackage* skipped = packages.skipped_for(requirement.name);
+            problems.push_back(skipped ? fmt::format("{} (not counted: {}: {})", text, skipped->location,
+                                                     skipped->reason)
+                                       : fmt::format("{} (not installed)", text));
             continue;
         }
         if (const std::string* why = packages.unusable_reason(requirement.name)) {
@@ -136,8 +141,10 @@ std::optional<Override> read_override(const std::map<std::string, std::string>& 
         if (value.empty() || lowercase(value) == "auto") continue;
         const auto canonical = recipes.canonical_mechanism(value);
         if (!canonical) {
-            std::string message = fmt::format("{}={}: unknown attention mechanism", variable, value);
-            const std::string hint = closest_match(value, recipes.mechanism_names());
+            // printable(): the value is echoed into a log line, which it must not break or flood.
+            std::string message = fmt::format("{}={}: unknown attention mechanism", variable, printable(value, 64));
+            const std::string hint =
+                value.size() <= 64 ? closest_match(value, recipes.mechanism_names()) : std::string();
             if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
             message += fmt::format(" (valid: {}, auto)", fmt::join(recipes.mechanism_names(), ", "));
             throw Error(ExitCode::usage, message);
@@ -147,7 +154,7 @@ std::optional<Override> read_override(const std::map<std::string, std::string>& 
         request.value = value;
         request.mechanism = *canonical;
         const auto force = environment.find("PROVISION_FORCE");
-        request.forced = force != environment.end() && force->second == "1";
+        request.forced = force != environment.end() && parse_boolean(force->second, "PROVISION_FORCE");
         return request;
     }
     return std::nullopt;

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/termination.h"
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -89,6 +91,7 @@ std::string spawn(const std::vector<std::string>& command, Running& child) {
         close(err_pipe[0]);
         return fmt::format("cannot start {}: {}", command[0], std::strerror(status));
     }
+    remember_process_group(child.pid);  // a SIGTERM to provision stops it too
     child.out_fd = out_pipe[0];
     child.err_fd = err_pipe[0];
     fcntl(child.out_fd, F_SETFL, fcntl(child.out_fd, F_GETFL) | O_NONBLOCK);
@@ -107,6 +110,7 @@ void finish(Running& child, ChildOutcome& outcome) {
     close_fd(child.out_fd);
     close_fd(child.err_fd);
     outcome.seconds = std::chrono::duration<double>(Clock::now() - child.start).count();
+    forget_process_group(child.pid);
     child.finished = true;
 }
 

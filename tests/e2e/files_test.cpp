@@ -134,17 +134,18 @@ TEST_CASE("a read-only folder leaves the old file as it was") {
                         "exit 6 naming the env file; old file intact");
 }
 
-TEST_CASE("a dangling symlink at the env file path is replaced, never followed") {
+TEST_CASE("a dangling symlink at the env file path is neither followed nor replaced: exit 6") {
     TempDir dir;
     const auto machine = fixture(dir, "h100", "9.0");
     const std::string env_file = dir.file(".env_settings");
     const std::string elsewhere = dir.file("created-through-the-link");
     std::filesystem::create_symlink(elsewhere, env_file);
     const auto result = e2e::provision(args(dir, machine, env_file));
-    CHECK(result.exit_code == 0);
+    CHECK(result.exit_code == 6);
+    CHECK_THAT(result.err, Catch::Contains("it is a symbolic link to " + elsewhere));
     CHECK_FALSE(std::filesystem::exists(elsewhere));
-    CHECK_FALSE(std::filesystem::is_symlink(env_file));
-    CHECK(e2e::source_env_file(env_file, {"PROVISION_ATTENTION"}).at("PROVISION_ATTENTION") == "flash3");
+    CHECK(std::filesystem::is_symlink(env_file));
+    CHECK(entries(dir.path()) == 2);  // the fixture and the link: no temporary file left
     reliability::record("env file", "a dangling symlink planted at the env file path",
-                        "exit 0; the link replaced by the file; nothing created where it pointed");
+                        "exit 6 naming the link; the link stays; nothing created where it pointed");
 }

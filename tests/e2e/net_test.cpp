@@ -195,7 +195,8 @@ TEST_CASE("server down without a cached copy: exit 3 naming the URL and the reas
     CHECK(result.exit_code == 3);
     CHECK_THAT(result.err, Catch::Contains(url) && Catch::Contains("cannot connect") &&
                                Catch::Contains("no cached copy"));
-    CHECK(result.out.empty());
+    // --json: no report exists, so stdout holds the error document.
+    CHECK(e2e::report(result)["error"]["exit_code"] == 3);
     CHECK_FALSE(std::filesystem::exists(dir.file(".env_settings")));
     reliability::record("network", "recipe server down, no cached copy",
                         "exit 3, message names the URL and the reason; env file untouched", "the run (by design)");

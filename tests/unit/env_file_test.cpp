@@ -101,18 +101,23 @@ TEST_CASE("a path whose folder does not exist is a clear error") {
                         "Error(io_failure): cannot create a temporary file in the folder");
 }
 
-TEST_CASE("a planted symlink at the target is replaced, not followed") {
+TEST_CASE("a planted symlink at the target is neither followed nor replaced") {
     TempDir dir;
     const std::string victim = dir.file("victim");
     write_file(victim, "precious\n");
     const std::string path = dir.file(".env_settings");
     std::filesystem::create_symlink(victim, path);
-    write_env_file_atomically(path, "export A='1'\n");
+    try {
+        write_env_file_atomically(path, "export A='1'\n");
+        FAIL("no error");
+    } catch (const Error& error) {
+        CHECK(error.code() == ExitCode::io_failure);
+        CHECK_THAT(error.what(), Catch::Contains("it is a symbolic link to " + victim));
+    }
     CHECK(read_file(victim) == "precious\n");
-    CHECK_FALSE(std::filesystem::is_symlink(path));
-    CHECK(read_file(path) == "export A='1'\n");
+    CHECK(std::filesystem::is_symlink(path));
     reliability::record("env file", "a symlink planted at the env file's own path",
-                        "replaced by the new file; the file it pointed to untouched");
+                        "Error(io_failure) naming the link; link and the file it points to untouched");
 }
 
 namespace {
@@ -210,7 +215,7 @@ TEST_CASE("a disk that fills up mid-write leaves the old file and no temporary")
                         "Error(io_failure) saying the old file is unchanged; temporary file removed");
 }
 
-TEST_CASE("a rename that fails leaves what was there and no temporary") {
+TEST_CASE("a folder at the env file path is left as it is, with no temporary") {
     TempDir dir;
     const std::string path = dir.file(".env_settings");
     std::filesystem::create_directories(path + "/inside");  // a folder in the way
@@ -219,12 +224,12 @@ TEST_CASE("a rename that fails leaves what was there and no temporary") {
         FAIL("no error");
     } catch (const Error& error) {
         CHECK(error.code() == ExitCode::io_failure);
-        CHECK_THAT(error.what(), Catch::Contains("rename failed"));
+        CHECK_THAT(error.what(), Catch::Contains("it is a folder, not a regular file"));
     }
     CHECK(std::filesystem::is_directory(path + "/inside"));
     CHECK(count_entries(dir.path()) == 1);
-    reliability::record("env file", "the env file path is a folder (rename fails)",
-                        "Error(io_failure); the folder and its contents untouched; temporary file removed");
+    reliability::record("env file", "the env file path is a folder",
+                        "Error(io_failure) naming a folder; the folder and its contents untouched; no temporary file");
 }
 
 TEST_CASE("readers racing many writers see one complete file, never a mix") {

@@ -74,7 +74,7 @@ TEST_CASE("broken metadata does not count, and says why", "[packages]") {
     CHECK(index.find("numpy") == nullptr);  // the folder is torch's, whatever METADATA says
     REQUIRE(index.skipped.size() == 2);
     CHECK(index.skipped[0].location == tree("broken") + "/flash_attn-2.8.3.dist-info");
-    CHECK(index.skipped[0].reason == "cannot read METADATA: No such file or directory");
+    CHECK(index.skipped[0].reason == "METADATA is unreadable: No such file or directory");
     CHECK(index.skipped[1].location == tree("broken") + "/torch-2.11.0.dist-info");
     CHECK(index.skipped[1].reason == "METADATA names 'numpy', not 'torch'");
     // A malformed version is still installed: the caller decides what it means.

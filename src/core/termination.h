@@ -1,0 +1,29 @@
+// SIGTERM, SIGINT and SIGHUP before the handoff: provision stops at once in
+// every phase (a fetch from a server that never answers, detection,
+// validation, the env file write), removes its temporary files, stops its
+// validation workers, and exits 128 + the signal's number.  As PID 1 a
+// signal without a handler is ignored by the kernel, so the handler is what
+// makes `docker stop` work at all.  Before the exec the default dispositions
+// and an empty signal mask are restored, so the workload gets signals as if
+// started directly.
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+
+namespace provision {
+
+void install_termination_handlers();
+void restore_default_signals();
+
+// Removed by the handler when a signal stops the run.  Registration is for
+// the duration of one write; forget_temporary_file() ends it.  At most a
+// few at a time (the env file's, a cache entry's, a fetched recipe's).
+void remember_temporary_file(const std::string& path);
+void forget_temporary_file(const std::string& path);
+
+// A child's process group, killed by the handler when a signal stops the run.
+void remember_process_group(pid_t group);
+void forget_process_group(pid_t group);
+
+}  // namespace provision
