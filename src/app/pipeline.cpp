@@ -17,6 +17,8 @@
 #include "gpu/detect.h"
 #include "handoff/handoff.h"
 #include "health/findings.h"
+#include "health/torch_findings.h"
+#include "native/torch_files.h"
 #include "net/recipe_locations.h"
 #include "net/report_post.h"
 #include "packages/python_packages.h"
@@ -270,6 +272,11 @@ Plan plan_run(const Options& options) {
                                            site_packages.empty() ? std::string("(no site-packages folder exists)")
                                                                  : fmt::format("{}", fmt::join(site_packages, ", "))));
     reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
+    if (const auto torch = read_torch_files(site_packages)) {
+        TorchJudgement judgement = judge_torch(*torch, report.inventory, recipes.policy);
+        report.native.push_back(std::move(judgement.package));
+        report.findings.insert(report.findings.end(), judgement.findings.begin(), judgement.findings.end());
+    }
 
     const auto override_request = read_override(options.environment, workload, recipes);
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});

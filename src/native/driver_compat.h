@@ -1,6 +1,6 @@
 // Whether the NVIDIA driver can run code built with a given CUDA version
-// (rules: /work/shared/FACTS.md, "Binary compatibility rules"; NVIDIA's
-// "CUDA Compatibility" guide, section "Minor Version Compatibility").
+// (rules: NVIDIA's "CUDA Compatibility" guide, section "Minor Version
+// Compatibility").
 #pragma once
 
 #include <compare>

@@ -1,7 +1,12 @@
 // The target architectures in a CUDA fatbinary (the `.nv_fatbin` section of
 // an ELF file), read from its container and entry headers alone: payloads
-// are skipped, never read or decompressed.  Layout: /work/shared/FACTS.md,
-// "The fatbinary inside an ELF file".
+// are skipped, never read or decompressed.  The layout, as read by the
+// public decoders (n-eiling/cuda-fatbin-decompression, jiegec/fatbinary) and
+// checked against cuobjdump --list-elf / --list-ptx: containers of a 16-byte
+// header (magic 0xBA55ED50, version, header size, size of what follows),
+// each holding entries whose header gives kind (1 PTX, 2 SASS), header and
+// payload size, the architecture (90 for sm_90 and sm_90a) and flags
+// (0x100000 arch-specific "a", 0x200000 family "f").
 #pragma once
 
 #include <compare>

@@ -1,6 +1,7 @@
 // Whether a GPU can run the device code of a library, decided from the
-// targets its fatbinary carries (compatibility rules: /work/shared/FACTS.md,
-// "Binary compatibility rules").
+// targets its fatbinary carries (NVIDIA's CUDA Compatibility guide: SASS for
+// sm_XY runs on X.Z with Z >= Y, "a" targets on exactly X.Y, "f" targets on
+// the family; PTX for compute_XY is JIT-compiled for X.Y and newer).
 //
 // The rule: a library is a set of translation units (fatbinary containers),
 // each with its own target list.  A GPU runs a unit by SASS when one of the

@@ -1,6 +1,7 @@
 // Which folders an interpreter imports packages from, worked out from its
-// path and a few small files, without running it (FACTS.md, "Python
-// environments without starting Python").
+// path and a few small files, without running it (PEP 405 for venvs,
+// CPython's site module for the user site; docs/DESIGN.md, "The workload's
+// Python").
 #pragma once
 
 #include <map>

@@ -46,6 +46,24 @@ toml::table health_table(const GpuHealth& health) {
     return table;
 }
 
+toml::array native_array(const std::vector<NativePackageReport>& packages) {
+    toml::array array;
+    for (const auto& package : packages) {
+        toml::table entry;
+        entry.insert_or_assign("package", package.package);
+        entry.insert_or_assign("version", package.version);
+        entry.insert_or_assign("cuda", package.cuda);
+        entry.insert_or_assign("sass", string_array(package.sass));
+        entry.insert_or_assign("ptx", string_array(package.ptx));
+        toml::array gpus;
+        for (const auto& gpu : package.gpus)
+            gpus.push_back(toml::table{{"gpu", gpu.gpu}, {"runs", std::string(native::to_string(gpu.runs))}});
+        entry.insert_or_assign("gpus", std::move(gpus));
+        array.push_back(std::move(entry));
+    }
+    return array;
+}
+
 toml::array findings_array(const std::vector<Finding>& findings) {
     toml::array array;
     for (const auto& finding : findings) {
@@ -205,6 +223,7 @@ std::string render_json(const Report& report) {
     root.insert_or_assign("simulated", report.inventory.simulated());
     root.insert_or_assign("workload", report.workload);
     root.insert_or_assign("python", python_table(report.python));
+    root.insert_or_assign("native", native_array(report.native));
 
     toml::table selected;
     selected.insert_or_assign("mechanism", report.decision.mechanism);
@@ -327,6 +346,10 @@ std::string render_summary(const Report& report, bool explain) {
         out += "  Python folders read:\n";
         if (report.python.site_packages.empty()) out += "    (none)\n";
         for (const auto& folder : report.python.site_packages) out += fmt::format("    {}\n", folder);
+        for (const auto& package : report.native) {
+            out += fmt::format("  Compiled code of {} {}:\n", package.package, package.version);
+            for (const auto& detail : package.details) out += fmt::format("    {}\n", detail);
+        }
         out += "  Env settings:\n";
         for (const auto& [name, value] : report.env.entries())
             out += fmt::format("    {}={}{}\n", name, printable(value, kLongest),

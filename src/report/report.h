@@ -8,6 +8,7 @@
 #include "env/env_settings.h"
 #include "gpu/inventory.h"
 #include "health/findings.h"
+#include "health/torch_findings.h"
 #include "python/workload_python.h"
 #include "select/selection.h"
 
@@ -39,6 +40,7 @@ struct Report {
     EnvSettings env;
     ValidationSummary validation;
     std::vector<Finding> findings;   // health signals and driver faults, weighed by the policy
+    std::vector<NativePackageReport> native;  // compiled packages judged from their files
     std::string verdict = "ok";      // ok | degraded | failed
     std::string env_file;            // where it was written; empty when not
     std::vector<std::string> appended_arguments;

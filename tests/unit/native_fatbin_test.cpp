@@ -43,7 +43,7 @@ FatbinSummary scan(const std::string& path) {
 }
 
 // Writes fatbinaries by hand: containers of entries with the header layout
-// FACTS.md describes and dummy payloads.
+// the layout in src/native/fatbin.h and dummy payloads.
 struct FatbinWriter {
     std::string bytes;
 

@@ -1,0 +1,96 @@
+#include "health/torch_findings.h"
+
+#include <fmt/format.h>
+
+#include "native/driver_compat.h"
+
+namespace provision {
+namespace {
+
+std::vector<std::string> capabilities(const std::vector<native::Target>& targets) {
+    std::vector<std::string> out;
+    for (const auto& target : targets) out.push_back(target.capability_str());
+    return out;
+}
+
+std::string gpu_words(const Gpu& gpu) {
+    return fmt::format("GPU {} ({}, compute capability {})", gpu.index, gpu.name, gpu.compute_capability.str());
+}
+
+std::string carried_words(const NativePackageReport& package) {
+    const std::string sass = package.sass.empty() ? "no SASS" : fmt::format("SASS for {}", fmt::join(package.sass, " "));
+    const std::string ptx = package.ptx.empty() ? "no PTX" : fmt::format("PTX for {}", fmt::join(package.ptx, " "));
+    return fmt::format("{} and {}", sass, ptx);
+}
+
+}  // namespace
+
+TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, const HealthPolicy& policy) {
+    TorchJudgement judgement;
+    NativePackageReport& package = judgement.package;
+    package.package = "torch";
+    package.version = files.build.version;
+    package.cuda = files.build.cuda.value_or("");
+    package.details = files.notes;
+    auto add = [&](int gpu, int nvml_index, const char* signal, std::string words) {
+        judgement.findings.push_back({gpu, nvml_index, signal, policy.level(signal), std::move(words)});
+    };
+    if (inventory.gpus.empty()) return judgement;
+
+    if (files.build.backend != native::TorchBackend::cuda) {
+        add(-1, -1, "torch_cpu_build",
+            fmt::format("torch {} in {} is a {} build: it cannot use the {} NVIDIA GPU{} here and the workload "
+                        "would run on the CPU; install a CUDA build of torch",
+                        files.build.version, files.folder, native::to_string(files.build.backend),
+                        inventory.gpus.size(), inventory.gpus.size() == 1 ? "" : "s"));
+        return judgement;
+    }
+
+    bool any_jit = false;
+    if (files.device_code) {
+        const auto& code = *files.device_code;
+        package.sass = capabilities(native::carried_targets(code, native::CodeKind::sass));
+        package.ptx = capabilities(native::carried_targets(code, native::CodeKind::ptx));
+        package.details.push_back(fmt::format("{}: {} units of device code", files.library, code.containers));
+        for (const auto& [target, units] : code.containers_with)
+            package.details.push_back(fmt::format("  {}: {} units", target.str(), units));
+        for (const auto& gpu : inventory.gpus) {
+            const auto decision = native::decide_kernel_support(code, gpu.compute_capability);
+            if (decision.units == 0) continue;  // no device code to judge
+            package.gpus.push_back({gpu.index, decision.runs});
+            if (decision.runs == native::KernelSupport::no) {
+                add(gpu.index, gpu.nvml_index, "no_kernel_image",
+                    fmt::format("torch {} carries {}: {} can run none of it (\"no kernel image is available for "
+                                "execution on the device\"); install a torch build whose wheel carries sm_{}{}",
+                                files.build.version, carried_words(package), gpu_words(gpu),
+                                gpu.compute_capability.major, gpu.compute_capability.minor));
+            } else if (decision.runs == native::KernelSupport::ptx_jit) {
+                any_jit = true;
+                add(gpu.index, gpu.nvml_index, "ptx_jit_only",
+                    fmt::format("torch {} carries {}: {} runs it only after the driver compiles the PTX, which "
+                                "takes minutes at the first start",
+                                files.build.version, carried_words(package), gpu_words(gpu)));
+            }
+        }
+    }
+
+    const auto built_with = native::CudaVersion::parse(package.cuda);
+    const auto driver_cuda = native::CudaVersion::parse(inventory.driver.cuda);
+    if (built_with && driver_cuda) {
+        const auto compat = native::check_driver(*built_with, *driver_cuda, any_jit);
+        if (compat.verdict == native::DriverVerdict::driver_too_old) {
+            std::string needed = compat.cuda_needed ? fmt::format("a driver for CUDA {}", compat.cuda_needed->str())
+                                                    : std::string("a newer driver");
+            if (compat.driver_needed) needed += fmt::format(" ({} or newer)", *compat.driver_needed);
+            add(-1, -1, "driver_too_old",
+                fmt::format("torch {} was built with CUDA {}, but driver {} runs CUDA {} at most (\"CUDA driver "
+                            "version is insufficient for CUDA runtime version\"): it needs {}, or a torch built "
+                            "for CUDA {}",
+                            files.build.version, built_with->str(), inventory.driver.version, driver_cuda->str(),
+                            needed, driver_cuda->str()));
+        }
+    }
+    return judgement;
+}
+
+}  // namespace provision
