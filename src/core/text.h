@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/utf8.h"
+
 namespace provision {
 
 // ASCII lowercase copy.
@@ -24,38 +26,6 @@ inline std::string trimmed(std::string_view text, std::string_view blanks = " \t
     const auto first = text.find_first_not_of(blanks);
     if (first == std::string_view::npos) return {};
     return std::string(text.substr(first, text.find_last_not_of(blanks) - first + 1));
-}
-
-// `text` as valid UTF-8: every byte that does not belong to a well-formed
-// sequence (stray continuation bytes, overlong forms, surrogates, values
-// past U+10FFFF, a truncated sequence) becomes U+FFFD.
-inline std::string valid_utf8(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-        bool ok = length > 0 && i + length <= text.size();
-        char32_t code = length == 1 ? c : length == 2 ? (c & 0x1F) : length == 3 ? (c & 0x0F) : (c & 0x07);
-        for (std::size_t k = 1; ok && k < length; ++k) {
-            const auto next = static_cast<unsigned char>(text[i + k]);
-            ok = (next & 0xC0) == 0x80;
-            code = (code << 6) | (next & 0x3F);
-        }
-        if (ok) {
-            const char32_t minimum = length == 2 ? 0x80 : length == 3 ? 0x800 : length == 4 ? 0x10000 : 0;
-            ok = code >= minimum && code <= 0x10FFFF && !(code >= 0xD800 && code <= 0xDFFF);
-        }
-        if (ok) {
-            out.append(text.substr(i, length));
-            i += length;
-        } else {
-            out += "\xEF\xBF\xBD";  // U+FFFD
-            ++i;
-        }
-    }
-    return out;
 }
 
 // [A-Za-z_][A-Za-z0-9_]*: a name sh, bash and the env file accept.

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/utf8.h"
+
 namespace provision {
 namespace {
 
@@ -14,59 +16,6 @@ constexpr char32_t kStandInBase = 0x100000;
 
 bool is_stand_in(char32_t c) {
     return c >= kStandInBase && c - kStandInBase <= 0xFEFF && toml_whitespace_test_breaks_on(c - kStandInBase);
-}
-
-void append_utf8(std::string& out, char32_t c) {
-    if (c < 0x80) {
-        out += static_cast<char>(c);
-    } else if (c < 0x800) {
-        out += static_cast<char>(0xC0 | (c >> 6));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-        out += static_cast<char>(0xE0 | (c >> 12));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (c >> 18));
-        out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    }
-}
-
-struct Decoded {
-    char32_t code_point;
-    std::size_t length;
-};
-
-// One code point of strict UTF-8 (no overlong forms, no surrogates, nothing
-// past U+10FFFF), or nothing where the bytes at `at` are not UTF-8.
-std::optional<Decoded> decode_utf8(std::string_view text, std::size_t at) {
-    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[at + i]); };
-    const unsigned char first = byte(0);
-    if (first < 0x80) return Decoded{first, 1};
-    std::size_t length = 0;
-    unsigned char low = 0x80, high = 0xBF;  // the allowed range of the second byte
-    char32_t value = 0;
-    if (first >= 0xC2 && first <= 0xDF) length = 2, value = first & 0x1F;
-    else if (first >= 0xE0 && first <= 0xEF) {
-        length = 3, value = first & 0x0F;
-        if (first == 0xE0) low = 0xA0;
-        if (first == 0xED) high = 0x9F;
-    } else if (first >= 0xF0 && first <= 0xF4) {
-        length = 4, value = first & 0x07;
-        if (first == 0xF0) low = 0x90;
-        if (first == 0xF4) high = 0x8F;
-    } else {
-        return std::nullopt;
-    }
-    if (at + length > text.size()) return std::nullopt;
-    for (std::size_t i = 1; i < length; ++i) {
-        const unsigned char next = byte(i);
-        if (next < (i == 1 ? low : 0x80) || next > (i == 1 ? high : 0xBF)) return std::nullopt;
-        value = (value << 6) | (next & 0x3F);
-    }
-    return Decoded{value, length};
 }
 
 std::optional<unsigned> hex_value(std::string_view digits) {
@@ -104,7 +53,7 @@ std::variant<GuardedText, UnreadableText> guard_toml_text(std::string_view text)
     std::size_t line = 1, column = 1;
     auto unreadable = [&](std::string reason) { return UnreadableText{line, column, std::move(reason)}; };
     for (std::size_t at = 0; at < text.size();) {
-        const auto decoded = decode_utf8(text, at);
+        const auto decoded = decode_utf8_at(text, at);
         if (!decoded)
             return unreadable(fmt::format("byte 0x{:02X} is not UTF-8 (TOML files are UTF-8)",
                                           static_cast<unsigned char>(text[at])));
@@ -136,7 +85,7 @@ std::string restore_toml_text(std::string_view text) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t at = 0; at < text.size();) {
-        const auto decoded = decode_utf8(text, at);
+        const auto decoded = decode_utf8_at(text, at);
         if (decoded && is_stand_in(decoded->code_point)) {
             append_utf8(out, decoded->code_point - kStandInBase);
             at += decoded->length;

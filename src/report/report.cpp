@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "core/text.h"
+#include "core/utf8.h"
 
 namespace provision {
 namespace {
@@ -143,24 +144,6 @@ void make_strings_valid(toml::node& node) {
         for (toml::node& value : *array) make_strings_valid(value);
     } else if (toml::value<std::string>* text = node.as_string()) {
         text->get() = valid_utf8(text->get());
-    }
-}
-
-void append_utf8(std::string& out, char32_t code) {
-    if (code < 0x80) {
-        out += static_cast<char>(code);
-    } else if (code < 0x800) {
-        out += static_cast<char>(0xC0 | (code >> 6));
-        out += static_cast<char>(0x80 | (code & 0x3F));
-    } else if (code < 0x10000) {
-        out += static_cast<char>(0xE0 | (code >> 12));
-        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (code & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (code >> 18));
-        out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (code & 0x3F));
     }
 }
 
