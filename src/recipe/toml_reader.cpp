@@ -1,8 +1,6 @@
 #include "recipe/toml_reader.h"
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <variant>
 
 #include <fmt/format.h>
@@ -63,14 +61,6 @@ toml::table parse_toml(std::string_view text, const std::string& source) {
         throw Error(ExitCode::invalid_input, fmt::format("{}:{}:{}: {}", source, begin.line, begin.column,
                                                          restore_toml_text(error.description())));
     }
-}
-
-toml::table parse_toml_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::string text;
-    if (in) text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (!in.is_open() || in.bad()) throw Error(ExitCode::invalid_input, fmt::format("{}: cannot be read", path));
-    return parse_toml(text, path);
 }
 
 void throw_at(const toml::node& node, const std::string& file, const std::string& message) {

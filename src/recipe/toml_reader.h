@@ -20,8 +20,6 @@ SourceRef source_of(const toml::node& node, const std::string& fallback_file);
 // Parses a TOML document; a syntax error is Error(invalid_input) as
 // "source:line:column: what".  `source` names it in messages (a path).
 toml::table parse_toml(std::string_view text, const std::string& source);
-// The same for a file: a file that cannot be read is Error(invalid_input) too.
-toml::table parse_toml_file(const std::string& path);
 
 // Throws Error(invalid_input) as "file:line:column: message".
 [[noreturn]] void throw_at(const toml::node& node, const std::string& file, const std::string& message);
