@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -75,37 +77,47 @@ TEST_CASE("a list naming an entry twice is refused with both places; large recip
         reliability::record("recipe input", "a preference list naming a mechanism twice",
                             "exit 3 naming file:line:column of both");
     }
-    SECTION("20,000 and 145,000 entries in a preference list: refused within a second of CPU") {
-        for (const int count : {20000, 145000}) {
+    // Linear, not fast: ten times the entries may cost at most 40 times the
+    // CPU (a quadratic loader pays 100 times), so the check holds in a
+    // sanitizer build too.  The times themselves are the benchmark's.
+    SECTION("14,500 and 145,000 entries in a preference list: refused, in linear time") {
+        double seconds[2] = {};
+        for (const int count : {14500, 145000}) {
             std::string list;
             for (int i = 0; i < count; ++i) list += i == 0 ? "\"sdpa\"" : ",\"sdpa\"";  // 145,000: 0.97 MiB
             const double before = children_cpu_seconds();
             const auto result = check_with_recipe(dir, "[workloads.generic.preference]\nhopper = [" + list + "]\n");
-            const double seconds = children_cpu_seconds() - before;
-            INFO(count << " entries: " << seconds << " s of CPU");
+            seconds[count == 145000] = children_cpu_seconds() - before;
+            INFO(count << " entries: " << seconds[count == 145000] << " s of CPU");
             CHECK(result.exit_code == 3);
             CHECK_THAT(result.err, Catch::Contains("appears twice"));
-            CHECK(seconds < 1.0);
         }
+        INFO("14,500 entries: " << seconds[0] << " s, 145,000: " << seconds[1] << " s of CPU");
+        CHECK(seconds[1] < 40 * std::max(seconds[0], 0.01));
         reliability::record("recipe input", "145,000 duplicate entries in a preference list (0.97 MiB)",
-                            "exit 3 at the second entry, in well under a second (was over 120 s)");
+                            "exit 3 at the second entry, in linear time (was over 120 s)");
     }
-    SECTION("40,000 env variables in a workload recipe load and are written in linear time") {
-        std::string recipe = "[workloads.generic.env]\n";
-        for (int i = 0; i < 40000; ++i) recipe += fmt::format("V{} = \"{}\"\n", i, i);
-        const std::string path = dir.file("big-env.toml");
-        e2e::write_file(path, recipe);
-        const double before = children_cpu_seconds();
-        const auto result = e2e::provision({"--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
-                                            e2e::site_packages("all"), "--no-validate", "--recipe", path,
-                                            "--env-file", dir.file(".env_settings")});
-        const double seconds = children_cpu_seconds() - before;
-        INFO(result.err << "\n" << seconds << " s of CPU");
-        CHECK(result.exit_code == 0);
-        CHECK(seconds < 1.0);
-        CHECK(e2e::source_env_file(dir.file(".env_settings"), {"V39999"}).at("V39999") == "39999");
+    SECTION("4,000 and 40,000 env variables in a workload recipe load and are written in linear time") {
+        double seconds[2] = {};
+        for (const int count : {4000, 40000}) {
+            std::string recipe = "[workloads.generic.env]\n";
+            for (int i = 0; i < count; ++i) recipe += fmt::format("V{} = \"{}\"\n", i, i);
+            const std::string path = dir.file("big-env.toml");
+            e2e::write_file(path, recipe);
+            const double before = children_cpu_seconds();
+            const auto result = e2e::provision({"--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
+                                                e2e::site_packages("all"), "--no-validate", "--recipe", path,
+                                                "--env-file", dir.file(".env_settings")});
+            seconds[count == 40000] = children_cpu_seconds() - before;
+            INFO(count << " variables: " << seconds[count == 40000] << " s of CPU");
+            CHECK(result.exit_code == 0);
+            const std::string last = fmt::format("V{}", count - 1);
+            CHECK(e2e::source_env_file(dir.file(".env_settings"), {last}).at(last) == std::to_string(count - 1));
+        }
+        INFO("4,000 variables: " << seconds[0] << " s, 40,000: " << seconds[1] << " s of CPU");
+        CHECK(seconds[1] < 40 * std::max(seconds[0], 0.01));
         reliability::record("recipe input", "40,000 env variables in one recipe",
-                            "loaded and written in linear time (well under a second; was 3.4 s)");
+                            "loaded and written in linear time (was 3.4 s)");
     }
 }
 

@@ -134,6 +134,13 @@ TEST_CASE("as PID 1 (unshare --pid --fork), SIGTERM during a stalled fetch stops
         WARN("skipped: a new PID namespace (unshare --pid --fork) needs root");
         return;
     }
+#if defined(__SANITIZE_ADDRESS__)
+    // Measured: the sanitized binary, as PID 1 of its own namespace, does not
+    // finish its exit-time leak check (killed after 20 s).
+    WARN("skipped: built with AddressSanitizer, whose leak check at exit does not finish as PID 1 of a new "
+         "PID namespace");
+    return;
+#endif
     net_test::LocalHttpServer server([](const net_test::Request&) { return net_test::stall(); });
     TempDir dir;
     // unshare forks; its child execs provision, which is PID 1 of the new namespace.
