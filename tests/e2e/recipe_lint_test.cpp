@@ -5,9 +5,8 @@
 // recipe's size.
 #include <sys/resource.h>
 
-#include <filesystem>
-
 #include <algorithm>
+#include <filesystem>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
