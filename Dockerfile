@@ -84,4 +84,7 @@ RUN apt-get update \
 ENV NVIDIA_VISIBLE_DEVICES=all \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility
 WORKDIR /workspace
-ENTRYPOINT ["provision", "--"]
+# Without "--": `docker run IMAGE` runs provision alone (a "--" with nothing
+# after it is a usage error), `docker run IMAGE python train.py` hands off to
+# the command, which starts at provision's first word that is not its own.
+ENTRYPOINT ["provision"]
