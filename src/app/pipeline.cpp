@@ -1,5 +1,6 @@
 #include "app/pipeline.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -11,14 +12,13 @@
 
 #include <fmt/format.h>
 
+#include "app/compiled_code.h"
 #include "core/suggest.h"
 #include "core/text.h"
 #include "env/env_file.h"
 #include "gpu/detect.h"
 #include "handoff/handoff.h"
 #include "health/findings.h"
-#include "health/torch_findings.h"
-#include "native/torch_files.h"
 #include "net/recipe_locations.h"
 #include "net/report_post.h"
 #include "packages/python_packages.h"
@@ -176,9 +176,15 @@ std::map<std::string, std::vector<std::string>> needed_packages(const RecipeSet&
     std::map<std::string, std::vector<std::string>> needed;
     for (const auto& mechanism : accepted_mechanisms(workload)) {
         if (!recipes.mechanisms.count(mechanism)) continue;
-        for (const auto& alternatives : recipes.mechanism_for(workload, mechanism).packages)
-            for (const auto& text : alternatives.any_of)
-                needed[normalize_package_name(Requirement::parse(text).name)].push_back(mechanism);
+        const MechanismSpec spec = recipes.mechanism_for(workload, mechanism);
+        std::vector<PackageAlternatives> all = spec.packages;
+        for (const auto& [architecture, more] : spec.packages_for) all.insert(all.end(), more.begin(), more.end());
+        for (const auto& alternatives : all)
+            for (const auto& text : alternatives.any_of) {
+                auto& mechanisms = needed[normalize_package_name(Requirement::parse(text).name)];
+                if (std::find(mechanisms.begin(), mechanisms.end(), mechanism) == mechanisms.end())
+                    mechanisms.push_back(mechanism);
+            }
     }
     return needed;
 }
@@ -272,13 +278,18 @@ Plan plan_run(const Options& options) {
                                            site_packages.empty() ? std::string("(no site-packages folder exists)")
                                                                  : fmt::format("{}", fmt::join(site_packages, ", "))));
     reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
-    if (const auto torch = read_torch_files(site_packages)) {
-        TorchJudgement judgement = judge_torch(*torch, report.inventory, recipes.policy);
-        report.native.push_back(std::move(judgement.package));
-        report.findings.insert(report.findings.end(), judgement.findings.begin(), judgement.findings.end());
-    }
-
     const auto override_request = read_override(options.environment, workload, recipes);
+    CompiledCode compiled = judge_compiled_code(
+        recipes, workload, report.inventory, site_packages,
+        override_request ? std::optional<std::string>(override_request->mechanism) : std::nullopt, packages);
+    report.native = std::move(compiled.packages);
+    report.findings.insert(report.findings.end(), compiled.findings.begin(), compiled.findings.end());
+    const auto library_path = options.environment.find("LD_LIBRARY_PATH");
+    for (auto& finding : judge_compat_libraries(
+             library_path == options.environment.end() ? std::string() : library_path->second, "/etc/ld.so.conf.d",
+             report.inventory, recipes.policy))
+        report.findings.push_back(std::move(finding));
+
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
     run_checks(options, report.inventory, recipes, first, report.validation);
     const CheckVerdicts verdicts = verdicts_of(report.validation);

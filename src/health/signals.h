@@ -30,8 +30,9 @@ inline const std::vector<std::string>& driver_fault_classes() {
 // serve (the mechanisms needing it are refused either way; the level says
 // what that does to the verdict).
 inline const std::vector<std::string>& package_signals() {
-    static const std::vector<std::string> names = {"python_mismatch", "torch_cpu_build", "driver_too_old",
-                                                   "no_kernel_image", "ptx_jit_only"};
+    static const std::vector<std::string> names = {
+        "python_mismatch",    "torch_cpu_build",    "driver_too_old",  "no_kernel_image",
+        "ptx_jit_only",       "extension_unusable", "torch_abi_mismatch", "cuda_compat_libs"};
     return names;
 }
 

@@ -2,36 +2,30 @@
 
 #include <fmt/format.h>
 
+#include "health/device_code_words.h"
+#include "health/torch_fix.h"
 #include "native/driver_compat.h"
 
 namespace provision {
 namespace {
 
-std::vector<std::string> capabilities(const std::vector<native::Target>& targets) {
-    std::vector<std::string> out;
-    for (const auto& target : targets) out.push_back(target.capability_str());
-    return out;
-}
-
 std::string gpu_words(const Gpu& gpu) {
     return fmt::format("GPU {} ({}, compute capability {})", gpu.index, gpu.name, gpu.compute_capability.str());
 }
 
-std::string carried_words(const NativePackageReport& package) {
-    const std::string sass = package.sass.empty() ? "no SASS" : fmt::format("SASS for {}", fmt::join(package.sass, " "));
-    const std::string ptx = package.ptx.empty() ? "no PTX" : fmt::format("PTX for {}", fmt::join(package.ptx, " "));
-    return fmt::format("{} and {}", sass, ptx);
-}
-
 }  // namespace
 
-TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, const HealthPolicy& policy) {
+TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, const HealthPolicy& policy,
+                           const std::map<std::string, TorchBuildSpec>& builds) {
+    const std::string fix = torch_fix_words(builds, inventory);
+    const std::string or_fix = fix.empty() ? std::string() : fmt::format(" ({})", fix);
     TorchJudgement judgement;
     NativePackageReport& package = judgement.package;
     package.package = "torch";
     package.version = files.build.version;
     package.cuda = files.build.cuda.value_or("");
     package.details = files.notes;
+    package.verified = files.build.backend != native::TorchBackend::cuda || files.device_code.has_value();
     auto add = [&](int gpu, int nvml_index, const char* signal, std::string words) {
         judgement.findings.push_back({gpu, nvml_index, signal, policy.level(signal), std::move(words)});
     };
@@ -49,11 +43,12 @@ TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, 
     bool any_jit = false;
     if (files.device_code) {
         const auto& code = *files.device_code;
-        package.sass = capabilities(native::carried_targets(code, native::CodeKind::sass));
-        package.ptx = capabilities(native::carried_targets(code, native::CodeKind::ptx));
-        package.details.push_back(fmt::format("{}: {} units of device code", files.library, code.containers));
-        for (const auto& [target, units] : code.containers_with)
-            package.details.push_back(fmt::format("  {}: {} units", target.str(), units));
+        package.sass = capability_list(native::carried_targets(code, native::CodeKind::sass));
+        package.ptx = capability_list(native::carried_targets(code, native::CodeKind::ptx));
+        for (auto& line : unit_lines(fmt::format("{}: {} of device code", files.library,
+                                                 count_words(code.containers, "unit", "units")),
+                                     code))
+            package.details.push_back(std::move(line));
         for (const auto& gpu : inventory.gpus) {
             const auto decision = native::decide_kernel_support(code, gpu.compute_capability);
             if (decision.units == 0) continue;  // no device code to judge
@@ -61,15 +56,15 @@ TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, 
             if (decision.runs == native::KernelSupport::no) {
                 add(gpu.index, gpu.nvml_index, "no_kernel_image",
                     fmt::format("torch {} carries {}: {} can run none of it (\"no kernel image is available for "
-                                "execution on the device\"); install a torch build whose wheel carries sm_{}{}",
-                                files.build.version, carried_words(package), gpu_words(gpu),
-                                gpu.compute_capability.major, gpu.compute_capability.minor));
+                                "execution on the device\"); install a torch build whose wheel carries sm_{}{}{}",
+                                files.build.version, carried_words(package.sass, package.ptx), gpu_words(gpu),
+                                gpu.compute_capability.major, gpu.compute_capability.minor, or_fix));
             } else if (decision.runs == native::KernelSupport::ptx_jit) {
                 any_jit = true;
                 add(gpu.index, gpu.nvml_index, "ptx_jit_only",
                     fmt::format("torch {} carries {}: {} runs it only after the driver compiles the PTX, which "
                                 "takes minutes at the first start",
-                                files.build.version, carried_words(package), gpu_words(gpu)));
+                                files.build.version, carried_words(package.sass, package.ptx), gpu_words(gpu)));
             }
         }
     }
@@ -85,9 +80,9 @@ TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, 
             add(-1, -1, "driver_too_old",
                 fmt::format("torch {} was built with CUDA {}, but driver {} runs CUDA {} at most (\"CUDA driver "
                             "version is insufficient for CUDA runtime version\"): it needs {}, or a torch built "
-                            "for CUDA {}",
+                            "for CUDA {}{}",
                             files.build.version, built_with->str(), inventory.driver.version, driver_cuda->str(),
-                            needed, driver_cuda->str()));
+                            needed, driver_cuda->str(), or_fix));
         }
     }
     return judgement;

@@ -6,6 +6,7 @@
 // ptx_jit_only); for torch itself the built-in levels fail the run.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct NativePackageReport {
     std::vector<std::string> ptx;
     std::vector<NativeGpuVerdict> gpus;
     std::vector<std::string> details;  // for --explain: the library read and its units per target
+    bool verified = true;              // false: its compiled files could not be read; nothing was judged
 };
 
 struct TorchJudgement {
@@ -38,6 +40,8 @@ struct TorchJudgement {
     std::vector<Finding> findings;
 };
 
-TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, const HealthPolicy& policy);
+// `builds`: the recipes' [torch_builds], for the fix a refusal names.
+TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, const HealthPolicy& policy,
+                           const std::map<std::string, TorchBuildSpec>& builds = {});
 
 }  // namespace provision

@@ -113,6 +113,15 @@ void PackageIndex::mark_unusable(std::string_view name, std::string why) {
     unusable_.insert_or_assign(normalize_package_name(name), std::move(why));
 }
 
+void PackageIndex::mark_device_code_read(std::string_view name) {
+    if (!device_code_read(name)) device_code_read_.push_back(normalize_package_name(name));
+}
+
+bool PackageIndex::device_code_read(std::string_view name) const {
+    return std::find(device_code_read_.begin(), device_code_read_.end(), normalize_package_name(name)) !=
+           device_code_read_.end();
+}
+
 const std::string* PackageIndex::unusable_reason(std::string_view name) const {
     const auto it = unusable_.find(normalize_package_name(name));
     return it == unusable_.end() ? nullptr : &it->second;

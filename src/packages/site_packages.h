@@ -43,6 +43,10 @@ public:
     void mark_unusable(std::string_view name, std::string why);
     // Why the distribution cannot be used; nullptr when it can (or is not installed).
     const std::string* unusable_reason(std::string_view name) const;
+    // The distribution's device code was read from its modules (and judged):
+    // recipes' assumptions about what it was built for give way.
+    void mark_device_code_read(std::string_view name);
+    bool device_code_read(std::string_view name) const;
 
     std::vector<std::string> searched_dirs;  // every folder asked for, in order
     std::vector<std::string> missing_dirs;   // those that could not be read
@@ -53,6 +57,7 @@ private:
     std::vector<InstalledPackage> packages_;
     std::unordered_map<std::string, std::size_t> first_by_name_;
     std::unordered_map<std::string, std::string> unusable_;  // normalised name -> why
+    std::vector<std::string> device_code_read_;              // normalised names
 };
 
 // Reads every NAME-VERSION.dist-info (METADATA) and NAME-VERSION.egg-info

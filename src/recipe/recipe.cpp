@@ -60,6 +60,10 @@ MechanismSpec RecipeSet::mechanism_for(const WorkloadSpec& workload, const std::
     const auto it = workload.mechanism_requirements.find(name);
     if (it == workload.mechanism_requirements.end()) return spec;
     const MechanismRequirements& needs = it->second;
+    // The mechanism's assumed ceiling is about its own packages' builds: a
+    // workload that names other packages (vLLM's bundled FlashAttention) or
+    // its own ceiling replaces it.
+    if (needs.packages || needs.max_compute_capability) spec.assumed_max_compute_capability.reset();
     if (needs.packages) spec.packages = *needs.packages;
     if (needs.min_compute_capability) spec.compute_capability.min = needs.min_compute_capability;
     if (needs.max_compute_capability) spec.compute_capability.max = needs.max_compute_capability;
@@ -79,6 +83,18 @@ const char* health_level_name(HealthLevel level) {
 HealthLevel HealthPolicy::level(const std::string& key) const {
     const auto it = levels.find(key);
     return it == levels.end() ? HealthLevel::degraded : it->second;
+}
+
+std::vector<PackageAlternatives> MechanismSpec::packages_on(const Inventory& inventory) const {
+    std::vector<PackageAlternatives> all = packages;
+    std::vector<std::string> seen;
+    for (const auto& gpu : inventory.gpus) {
+        if (std::find(seen.begin(), seen.end(), gpu.architecture) != seen.end()) continue;
+        seen.push_back(gpu.architecture);
+        const auto it = packages_for.find(gpu.architecture);
+        if (it != packages_for.end()) all.insert(all.end(), it->second.begin(), it->second.end());
+    }
+    return all;
 }
 
 }  // namespace provision

@@ -46,11 +46,21 @@ struct MechanismSpec {
     std::string description;
     std::vector<std::string> aliases;
     std::vector<PackageAlternatives> packages;
+    // architecture -> packages needed besides `packages` on GPUs of it
+    // (Blackwell needs a Triton that can compile for it)
+    std::map<std::string, std::vector<PackageAlternatives>> packages_for;
     CapabilityBounds compute_capability;
+    // A ceiling that holds only while the device code of the mechanism's
+    // packages cannot be read (only their dist-info is there): once it is
+    // read, the code's targets decide instead.
+    std::optional<ComputeCapability> assumed_max_compute_capability;
     bool requires_gpu = false;  // true when any compute-capability bound is set
     std::string min_driver_cuda;                              // "12.3"
     std::map<std::string, std::string> min_driver_cuda_for;   // architecture -> version
     std::vector<std::string> checks;                          // validation checks it needs
+
+    // `packages` and the packages_for entries of the GPUs' architectures.
+    std::vector<PackageAlternatives> packages_on(const Inventory& inventory) const;
 };
 
 struct CheckSpec {
@@ -115,6 +125,16 @@ struct HealthPolicy {
     HealthLevel level(const std::string& key) const;
 };
 
+// A family of PyTorch wheels ([torch_builds.NAME]): where they are, the CUDA
+// they are built with, which torch releases, and the GPUs they carry SASS for.
+struct TorchBuildSpec {
+    std::string name;    // "cu128"
+    std::string index;   // "https://download.pytorch.org/whl/cu128"
+    std::string cuda;    // "12.8"
+    std::string torch;   // ">=2.10": the releases, as a requirement specifier
+    std::vector<ComputeCapability> sass;
+};
+
 struct RecipeSet {
     std::vector<ArchitectureSpec> architectures;  // in file order
     std::map<std::string, MechanismSpec> mechanisms;
@@ -124,6 +144,7 @@ struct RecipeSet {
     std::vector<std::string> site_packages;      // glob patterns
     ThroughputTable throughput;                  // expected full-mode figures per GPU model
     HealthPolicy policy;
+    std::map<std::string, TorchBuildSpec> torch_builds;
     std::vector<std::string> files;              // every file loaded, in order
 
     const ArchitectureSpec* architecture(const std::string& name) const;

@@ -47,6 +47,7 @@ private:
     void read_feature(const std::string& name, const toml::table& table, const std::string& file);
     void read_workload(const std::string& name, const toml::table& table, const std::string& file);
     void read_python(const toml::table& table, const std::string& file);
+    void read_torch_build(const std::string& name, const toml::table& table, const std::string& file);
     void read_policy(const toml::table& table, const std::string& file);
     void refer(Reference::Kind kind, const std::string& name, const toml::node& node, const std::string& file,
                const std::string& context);
@@ -183,7 +184,8 @@ void Loader::load_table(const toml::table& root, const std::string& file) {
              {"mechanisms", &Loader::read_mechanism},
              {"checks", &Loader::read_check},
              {"features", &Loader::read_feature},
-             {"workloads", &Loader::read_workload}}) {
+             {"workloads", &Loader::read_workload},
+             {"torch_builds", &Loader::read_torch_build}}) {
         if (const toml::table* t = top.table(section)) {
             for (const auto& [key, value] : *t) {
                 const std::string name(key.str());
@@ -198,7 +200,8 @@ void Loader::load_table(const toml::table& root, const std::string& file) {
         });
     if (const toml::table* t = top.table("policy")) read_policy(*t, file);
     top.reject_unknown_keys(
-        {"architectures", "mechanisms", "checks", "features", "workloads", "python", "throughput", "policy"});
+        {"architectures", "mechanisms", "checks", "features", "workloads", "python", "throughput", "policy",
+         "torch_builds"});
 }
 
 void Loader::read_architectures(const toml::table& table, const std::string& file) {
@@ -244,7 +247,17 @@ void Loader::read_mechanism(const std::string& name, const toml::table& table, c
         spec.packages = read_packages(*packages, file, where);
     if (auto cc = reader.capability("min_compute_capability")) spec.compute_capability.min = cc;
     if (auto cc = reader.capability("max_compute_capability")) spec.compute_capability.max = cc;
+    if (auto cc = reader.capability("assumed_max_compute_capability")) spec.assumed_max_compute_capability = cc;
     spec.requires_gpu = spec.compute_capability.min.has_value() || spec.compute_capability.max.has_value();
+    if (const toml::node* per_architecture = reader.node("packages_for")) {
+        const toml::table* table = per_architecture->as_table();
+        if (!table) throw_at(*per_architecture, file, fmt::format("'packages_for' of {} must be a table", where));
+        for (const auto& [arch, packages] : *table) {
+            const std::string architecture(arch.str());
+            spec.packages_for[architecture] = read_packages(packages, file, where);
+            refer(Reference::architecture, architecture, packages, file, fmt::format("'packages_for' of {}", where));
+        }
+    }
     if (auto v = reader.string("min_driver_cuda")) spec.min_driver_cuda = *v;
     if (auto v = reader.string_map("min_driver_cuda_for")) {
         for (const auto& [arch, version] : *v) {
@@ -259,8 +272,9 @@ void Loader::read_mechanism(const std::string& name, const toml::table& table, c
         for (const auto& check : *v)
             refer(Reference::check, check, *reader.node("checks"), file, fmt::format("'checks' of {}", where));
     }
-    reader.reject_unknown_keys({"description", "aliases", "packages", "min_compute_capability",
-                                "max_compute_capability", "min_driver_cuda", "min_driver_cuda_for", "checks"});
+    reader.reject_unknown_keys({"description", "aliases", "packages", "packages_for", "min_compute_capability",
+                                "max_compute_capability", "assumed_max_compute_capability", "min_driver_cuda",
+                                "min_driver_cuda_for", "checks"});
 }
 
 void Loader::read_check(const std::string& name, const toml::table& table, const std::string& file) {
@@ -378,6 +392,41 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
     reader.reject_unknown_keys({"description", "preference", "env", "gpu_env", "override_variables",
                                 "mechanism_env", "arguments", "conflicting_arguments", "mechanisms",
                                 "allow_sensitive"});
+}
+
+void Loader::read_torch_build(const std::string& name, const toml::table& table, const std::string& file) {
+    const std::string where = fmt::format("[torch_builds.\"{}\"]", name);
+    TableReader reader(table, file, where);
+    TorchBuildSpec& spec = set_.torch_builds[name];
+    spec.name = name;
+    auto required = [&](const char* key) {
+        auto value = reader.string(key);
+        if (!value) throw_at(table, file, fmt::format("{} needs '{}'", where, key));
+        return *value;
+    };
+    spec.index = required("index");
+    spec.cuda = required("cuda");
+    if (!ComputeCapability::parse(spec.cuda))  // CUDA versions are MAJOR.MINOR like capabilities
+        throw_at(*reader.node("cuda"), file, fmt::format("'cuda' of {} must be MAJOR.MINOR, not \"{}\"", where,
+                                                         spec.cuda));
+    spec.torch = required("torch");
+    try {
+        const Requirement releases = Requirement::parse("torch" + spec.torch);
+        if (releases.name != "torch" || releases.specifiers.empty())
+            throw std::invalid_argument(fmt::format("\"{}\" is not a version specifier like \">=2.7,<2.9\"",
+                                                    spec.torch));
+    } catch (const std::invalid_argument& error) {
+        throw_at(*reader.node("torch"), file, fmt::format("'torch' of {}: {}", where, error.what()));
+    }
+    spec.sass.clear();
+    for (const auto& text : reader.string_array("sass").value_or(std::vector<std::string>{})) {
+        const auto capability = ComputeCapability::parse(text);
+        if (!capability)
+            throw_at(*reader.node("sass"), file,
+                     fmt::format("'sass' of {} holds \"{}\", which is not a compute capability", where, text));
+        spec.sass.push_back(*capability);
+    }
+    reader.reject_unknown_keys({"index", "cuda", "torch", "sass"});
 }
 
 void Loader::read_python(const toml::table& table, const std::string& file) {

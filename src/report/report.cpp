@@ -60,6 +60,7 @@ toml::array native_array(const std::vector<NativePackageReport>& packages) {
         for (const auto& gpu : package.gpus)
             gpus.push_back(toml::table{{"gpu", gpu.gpu}, {"runs", std::string(native::to_string(gpu.runs))}});
         entry.insert_or_assign("gpus", std::move(gpus));
+        entry.insert_or_assign("verified", package.verified);
         array.push_back(std::move(entry));
     }
     return array;

@@ -75,6 +75,35 @@ std::optional<std::string> unmet_driver(const MechanismSpec& mechanism, const In
     return std::nullopt;
 }
 
+// The installed package that serves `alternatives` (the first installed one).
+const InstalledPackage* serving_package(const PackageAlternatives& alternatives, const PackageIndex& packages) {
+    for (const auto& text : alternatives.any_of)
+        if (const InstalledPackage* installed = packages.find(Requirement::parse(text).name)) return installed;
+    return nullptr;
+}
+
+// The recipe's assumed ceiling holds while the device code of some installed
+// package of the mechanism (torch aside: it is judged on its own) is unknown.
+std::optional<std::string> unmet_assumption(const MechanismSpec& mechanism, const Inventory& inventory,
+                                            const PackageIndex& packages) {
+    if (!mechanism.assumed_max_compute_capability) return std::nullopt;
+    const ComputeCapability ceiling = *mechanism.assumed_max_compute_capability;
+    std::vector<std::string> unknown;
+    for (const auto& alternatives : mechanism.packages) {
+        const InstalledPackage* installed = serving_package(alternatives, packages);
+        if (installed && normalize_package_name(installed->name) != "torch" &&
+            !packages.device_code_read(installed->name))
+            unknown.push_back(installed->name);
+    }
+    if (unknown.empty()) return std::nullopt;
+    for (const auto& gpu : inventory.gpus)
+        if (ceiling < gpu.compute_capability)
+            return fmt::format("{} is newer than sm_{}{}, the newest this recipe assumes while the device code of {} "
+                               "cannot be read",
+                               describe_gpu(gpu), ceiling.major, ceiling.minor, fmt::join(unknown, ", "));
+    return std::nullopt;
+}
+
 std::vector<std::string> hardware_and_package_reasons(const MechanismSpec& mechanism, const Inventory& inventory,
                                                       const PackageIndex& packages) {
     std::vector<std::string> reasons;
@@ -86,10 +115,11 @@ std::vector<std::string> hardware_and_package_reasons(const MechanismSpec& mecha
                 if (!mechanism.compute_capability.contains(gpu.compute_capability))
                     reasons.push_back(
                         fmt::format("{} is outside {}", describe_gpu(gpu), mechanism.compute_capability.str()));
+            if (auto assumed = unmet_assumption(mechanism, inventory, packages)) reasons.push_back(*assumed);
             if (auto driver = unmet_driver(mechanism, inventory)) reasons.push_back(*driver);
         }
     }
-    for (const auto& alternatives : mechanism.packages)
+    for (const auto& alternatives : mechanism.packages_on(inventory))
         if (auto problem = unmet_package(alternatives, packages)) reasons.push_back(*problem);
     return reasons;
 }

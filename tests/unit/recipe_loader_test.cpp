@@ -219,3 +219,34 @@ TEST_CASE("non-ASCII text reads back exactly where TOML allows it and is a posit
     CHECK(provision::parse_toml("a = \"\\U0010FFFD\"\n", "mine.toml")["a"].value<std::string>() ==
           "\xF4\x8F\xBF\xBD");
 }
+
+TEST_CASE("[torch_builds]: rows load, and a bad row names where it is") {
+    const RecipeSet set = load_recipes({kBuiltin});
+    REQUIRE(set.torch_builds.count("cu128"));
+    CHECK(set.torch_builds.at("cu128").index == "https://download.pytorch.org/whl/cu128");
+    CHECK(set.torch_builds.at("cu128").sass.back() == ComputeCapability{12, 0});
+
+    TempDir dir;
+    write_file(dir.file("no-index.toml"), "[torch_builds.cu999]\ncuda = \"99.9\"\ntorch = \">=9\"\n");
+    CHECK_THAT(recipe_load_error({kBuiltin, dir.file("no-index.toml")}), Catch::Contains("needs 'index'"));
+    write_file(dir.file("bad-sass.toml"),
+               "[torch_builds.cu999]\nindex = \"x\"\ncuda = \"99.9\"\ntorch = \">=9\"\nsass = [\"sm_90\"]\n");
+    const std::string message = recipe_load_error({kBuiltin, dir.file("bad-sass.toml")});
+    CHECK_THAT(message, Catch::Contains(dir.file("bad-sass.toml") + ":5:"));
+    CHECK_THAT(message, Catch::Contains("\"sm_90\", which is not a compute capability"));
+    write_file(dir.file("bad-torch.toml"), "[torch_builds.cu999]\nindex = \"x\"\ncuda = \"99.9\"\ntorch = \"two\"\n");
+    CHECK_THAT(recipe_load_error({kBuiltin, dir.file("bad-torch.toml")}), Catch::Contains("'torch' of"));
+}
+
+TEST_CASE("packages_for names architectures, and an unknown one is an error") {
+    const RecipeSet set = load_recipes({kBuiltin});
+    REQUIRE(set.mechanisms.at("sage").packages_for.count("blackwell"));
+    CHECK(set.mechanisms.at("sage").packages_for.at("blackwell").front().any_of.front() == "triton>=3.3");
+    CHECK(set.mechanisms.at("flash2").assumed_max_compute_capability == ComputeCapability{9, 0});
+    CHECK_FALSE(set.mechanisms.at("flash2").compute_capability.max.has_value());
+
+    TempDir dir;
+    write_file(dir.file("arch.toml"), "[mechanisms.flex]\npackages_for = { blackwel = [\"triton>=3.3\"] }\n");
+    const std::string message = recipe_load_error({kBuiltin, dir.file("arch.toml")});
+    CHECK_THAT(message, Catch::Contains("unknown architecture 'blackwel'"));
+}

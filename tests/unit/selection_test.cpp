@@ -287,3 +287,32 @@ TEST_CASE("no mechanism serving leaves every candidate rejected with its reasons
         CHECK_FALSE(candidate.reasons.empty());
     }
 }
+
+TEST_CASE("flash2's assumed ceiling holds only while flash-attn's device code is unknown") {
+    // B200 + H100: the preference key is hopper (the weakest GPU); flash3 cannot serve the B200.
+    auto packages = all_packages();
+    const auto machine_with_blackwell = machine({{"B200", "10.0"}, {"H100", "9.0"}});
+    const auto unknown = select_mechanism(machine_with_blackwell, recipes(), recipes().workloads.at("generic"),
+                                          packages, std::nullopt, {});
+    CHECK(unknown.mechanism == "sage");
+    const auto& flash2 = unknown.candidates.at(1);
+    REQUIRE(flash2.mechanism == "flash2");
+    CHECK_THAT(flash2.reasons.front(), Catch::Contains("newer than sm_90, the newest this recipe assumes while the "
+                                                       "device code of flash_attn cannot be read"));
+
+    // Read (and judged runnable): the ceiling gives way.
+    packages.mark_device_code_read("flash-attn");
+    CHECK(choose(machine_with_blackwell, packages) == "flash2");
+}
+
+TEST_CASE("packages_for adds a package on GPUs of one architecture") {
+    PackageIndex old_triton;
+    for (const auto& [name, version] : std::vector<std::pair<std::string, std::string>>{
+             {"torch", "2.6.0"}, {"sageattention", "2.2.0"}, {"triton", "3.2.0"}})
+        old_triton.add({name, version, "/fake/" + name});
+    CHECK(choose(machine({{"B200", "10.0"}}), old_triton) == "sdpa");
+    CHECK(choose(machine({{"H100", "9.0"}}), old_triton) == "sage");
+    const auto& sage = recipes().mechanisms.at("sage");
+    CHECK(sage.packages_on(machine({{"B200", "10.0"}})).size() == sage.packages.size() + 1);
+    CHECK(sage.packages_on(machine({{"H100", "9.0"}})).size() == sage.packages.size());
+}

@@ -1,0 +1,36 @@
+// The "will the compiled code run here" stage: reads the files of torch and
+// of the extensions the workload's candidate mechanisms need, judges them
+// against the GPUs and the driver (health/torch_findings.h,
+// health/extension_findings.h), and marks an extension that cannot run as
+// unusable, so that selection rejects its mechanisms and falls back.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/inventory.h"
+#include "health/findings.h"
+#include "health/torch_findings.h"
+#include "packages/python_packages.h"
+#include "recipe/recipe.h"
+
+namespace provision {
+
+struct CompiledCode {
+    std::vector<NativePackageReport> packages;  // torch first, then the extensions judged
+    std::vector<Finding> findings;
+};
+
+// `override_mechanism`: the mechanism the user asked for, judged too.
+CompiledCode judge_compiled_code(const RecipeSet& recipes, const WorkloadSpec& workload, const Inventory& inventory,
+                                 const std::vector<std::string>& site_packages,
+                                 const std::optional<std::string>& override_mechanism, PackageIndex& packages);
+
+// CUDA forward-compatibility libraries on the workload's library path
+// (`ld_library_path`, the *.conf files of `ld_so_conf_dir`) whose libcuda is
+// not the driver's own: a cuda_compat_libs finding each.
+std::vector<Finding> judge_compat_libraries(const std::string& ld_library_path, const std::string& ld_so_conf_dir,
+                                            const Inventory& inventory, const HealthPolicy& policy);
+
+}  // namespace provision

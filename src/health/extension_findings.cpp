@@ -1,0 +1,199 @@
+#include "health/extension_findings.h"
+
+#include <fmt/format.h>
+
+#include "health/device_code_words.h"
+#include "native/demangle.h"
+#include "native/driver_compat.h"
+#include "native/kernel_support.h"
+
+namespace provision {
+namespace {
+
+std::string mechanism_words(const std::vector<std::string>& mechanisms) {
+    return fmt::format("{} {}", fmt::join(mechanisms, ", "), mechanisms.size() == 1 ? "is" : "are");
+}
+
+std::string file_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// "2.11" of "2.11.0+cu130": the release an extension must be built for.
+std::string release_of(const std::string& version) {
+    const auto first = version.find('.');
+    if (first == std::string::npos) return version;
+    const auto second = version.find_first_of(".+", first + 1);
+    return version.substr(0, second);
+}
+
+// A package with several modules loads the one built for the GPU's
+// architecture (SageAttention's _qattn_sm80, _qattn_sm89, _qattn_sm90):
+// each module is decided on its own, and the best decides for the package.
+native::KernelSupport best_module(const native::ExtensionFiles& files, ComputeCapability gpu) {
+    native::KernelSupport best = native::KernelSupport::no;
+    for (const auto& module : files.module_code) {
+        const auto runs = native::decide_kernel_support(module.code, gpu).runs;
+        if (runs == native::KernelSupport::sass) return runs;
+        if (runs == native::KernelSupport::ptx_jit) best = runs;
+    }
+    return best;
+}
+
+class Judge {
+public:
+    Judge(const ExtensionEvidence& evidence, const Inventory& inventory, const HealthPolicy& policy)
+        : evidence_(evidence), inventory_(inventory), policy_(policy) {
+        auto& package = judgement_.package;
+        package.package = evidence.package.name;
+        package.version = evidence.package.version;
+        if (evidence.xformers && evidence.xformers->cuda) package.cuda = *evidence.xformers->cuda;
+    }
+
+    void device_code(const native::ExtensionFiles& files) {
+        auto& package = judgement_.package;
+        const auto& code = files.device_code;
+        if (code.containers == 0) return;  // host code only (or Triton, compiled at run time)
+        package.sass = capability_list(native::carried_targets(code, native::CodeKind::sass));
+        package.ptx = capability_list(native::carried_targets(code, native::CodeKind::ptx));
+        for (auto& line : unit_lines(fmt::format("{} of device code in {}",
+                                                 count_words(code.containers, "unit", "units"),
+                                                 count_words(files.modules.size(), "module", "modules")),
+                                     code))
+            package.details.push_back(std::move(line));
+        for (const auto& gpu : inventory_.gpus) {
+            const auto runs = best_module(files, gpu.compute_capability);
+            package.gpus.push_back({gpu.index, runs});
+            const std::string who = fmt::format("GPU {} ({}, compute capability {})", gpu.index, gpu.name,
+                                                gpu.compute_capability.str());
+            if (runs == native::KernelSupport::no) {
+                reject(gpu.index, gpu.nvml_index, "no_kernel_image", "extension_unusable",
+                       fmt::format("{} {} carries {}: {} can run none of it (\"no kernel image is available for "
+                                   "execution on the device\"), so {} rejected; install a {} build with sm_{}{} code",
+                                   package.package, package.version, carried_words(package.sass, package.ptx), who,
+                                   mechanism_words(evidence_.mechanisms), package.package,
+                                   gpu.compute_capability.major, gpu.compute_capability.minor),
+                       fmt::format("no code for {}: it carries {}", who, carried_words(package.sass, package.ptx)));
+            } else if (runs == native::KernelSupport::ptx_jit) {
+                needs_jit_ = true;
+                add(gpu.index, gpu.nvml_index, "ptx_jit_only", policy_.level("ptx_jit_only"),
+                    fmt::format("{} {} carries {}: {} runs it only after the driver compiles the PTX, which slows "
+                                "the first start",
+                                package.package, package.version, carried_words(package.sass, package.ptx), who));
+            }
+        }
+    }
+
+    void torch_symbols(const native::ExtensionFiles& files, const TorchFiles& torch,
+                       native::TorchExports& exports) {
+        std::vector<const native::NeededSymbol*> missing;
+        bool unknown = false;
+        for (const auto& symbol : files.torch_symbols) {
+            const auto found = exports.exports(symbol.name);
+            if (!found) {
+                unknown = true;
+                break;
+            }
+            if (!*found) missing.push_back(&symbol);
+        }
+        if (unknown) {
+            judgement_.package.details.push_back(
+                fmt::format("torch symbols not checked: no library in {} could be read", exports.folder()));
+            return;
+        }
+        if (missing.empty()) {
+            if (!files.torch_symbols.empty())
+                judgement_.package.details.push_back(fmt::format("{} torch symbols needed, all exported by {}",
+                                                                 files.torch_symbols.size(), exports.folder()));
+            return;
+        }
+        const auto& first = *missing.front();
+        const std::string more =
+            missing.size() == 1 ? std::string() : fmt::format(" and {} more torch symbols", missing.size() - 1);
+        const auto& package = judgement_.package;
+        for (const auto* symbol : missing)
+            judgement_.package.details.push_back(fmt::format("missing from torch {}: {} (needed by {})",
+                                                             torch.build.version, native::demangle(symbol->name),
+                                                             file_name(symbol->module)));
+        reject(-1, -1, "torch_abi_mismatch", "torch_abi_mismatch",
+               fmt::format("{} {} needs {}{} that torch {} does not export (\"undefined symbol: {}\" at import): it "
+                           "was built for another torch, so {} rejected; install a {} build for torch {}",
+                           package.package, package.version, native::demangle(first.name), more, torch.build.version,
+                           first.name, mechanism_words(evidence_.mechanisms), package.package,
+                           release_of(torch.build.version)),
+               fmt::format("built for another torch: needs {}{}, which torch {} does not export",
+                           native::demangle(first.name), more, torch.build.version));
+    }
+
+    void xformers_build(const native::XformersBuild& build, const TorchFiles* torch) {
+        const auto& package = judgement_.package;
+        if (torch && build.torch && !build.torch->empty() && *build.torch != torch->build.version)
+            reject(-1, -1, "torch_abi_mismatch", "torch_abi_mismatch",
+                   fmt::format("{} {} was built for PyTorch {} (cpp_lib.json), but torch {} is installed: it will not "
+                               "load its C++/CUDA part (\"xFormers was built for: PyTorch {}\"), so {} rejected; "
+                               "install the {} release built for torch {}",
+                               package.package, package.version, *build.torch, torch->build.version, *build.torch,
+                               mechanism_words(evidence_.mechanisms), package.package, torch->build.version),
+                   fmt::format("built for PyTorch {}, not the installed {}", *build.torch, torch->build.version));
+        const auto built_with = native::CudaVersion::parse(build.cuda.value_or(""));
+        const auto driver_cuda = native::CudaVersion::parse(inventory_.driver.cuda);
+        if (!built_with || !driver_cuda || inventory_.gpus.empty()) return;
+        const auto compat = native::check_driver(*built_with, *driver_cuda, needs_jit_);
+        if (compat.verdict != native::DriverVerdict::driver_too_old) return;
+        std::string needed = compat.cuda_needed ? fmt::format("a driver for CUDA {}", compat.cuda_needed->str())
+                                                : std::string("a newer driver");
+        if (compat.driver_needed) needed += fmt::format(" ({} or newer)", *compat.driver_needed);
+        reject(-1, -1, "driver_too_old", "extension_unusable",
+               fmt::format("{} {} was built with CUDA {}, but driver {} runs CUDA {} at most, so {} rejected; it "
+                           "needs {}",
+                           package.package, package.version, built_with->str(), inventory_.driver.version,
+                           driver_cuda->str(), mechanism_words(evidence_.mechanisms), needed),
+               fmt::format("built with CUDA {}; the driver runs CUDA {} at most", built_with->str(),
+                           driver_cuda->str()));
+    }
+
+    ExtensionJudgement take() { return std::move(judgement_); }
+
+private:
+    void add(int gpu, int nvml_index, const char* signal, HealthLevel level, std::string words) {
+        judgement_.findings.push_back({gpu, nvml_index, signal, level, std::move(words)});
+    }
+
+    // The first cause found is the one its mechanisms' reasons give.
+    void reject(int gpu, int nvml_index, const char* signal, const char* policy_key, std::string words,
+                std::string why) {
+        add(gpu, nvml_index, signal, policy_.level(policy_key), std::move(words));
+        if (!judgement_.unusable) judgement_.unusable = std::move(why);
+    }
+
+    const ExtensionEvidence& evidence_;
+    const Inventory& inventory_;
+    const HealthPolicy& policy_;
+    ExtensionJudgement judgement_;
+    bool needs_jit_ = false;
+};
+
+}  // namespace
+
+ExtensionJudgement judge_extension(const ExtensionEvidence& evidence, const TorchFiles* torch,
+                                   native::TorchExports* exports, const Inventory& inventory,
+                                   const HealthPolicy& policy) {
+    Judge judge(evidence, inventory, policy);
+    if (!evidence.files || evidence.files->modules.empty()) {
+        ExtensionJudgement judgement = judge.take();
+        judgement.package.verified = false;
+        judgement.package.details.push_back(
+            fmt::format("not verified: {}", evidence.files ? std::string("RECORD lists no compiled module")
+                                                           : evidence.why_unverified));
+        if (evidence.files)
+            judgement.package.details.insert(judgement.package.details.end(), evidence.files->notes.begin(),
+                                             evidence.files->notes.end());
+        return judgement;
+    }
+    const auto& files = *evidence.files;
+    if (!inventory.gpus.empty()) judge.device_code(files);
+    if (torch && exports) judge.torch_symbols(files, *torch, *exports);
+    if (evidence.xformers) judge.xformers_build(*evidence.xformers, torch);
+    ExtensionJudgement judgement = judge.take();
+    judgement.package.details.insert(judgement.package.details.begin(), files.notes.begin(), files.notes.end());
+    return judgement;
+}
+
+}  // namespace provision
