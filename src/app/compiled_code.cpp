@@ -121,7 +121,11 @@ CompiledCode judge_compiled_code(const RecipeSet& recipes, const WorkloadSpec& w
                                                        exports ? &*exports : nullptr, inventory, recipes.policy);
         if (judgement.unusable) packages.mark_unusable(name, *judgement.unusable);
         if (!judgement.package.gpus.empty()) packages.mark_device_code_read(name);
-        out.packages.push_back(std::move(judgement.package));
+        // Host code that needs nothing of torch (Triton's compiler) has nothing to report.
+        const bool judged = !judgement.package.verified || !judgement.package.gpus.empty() ||
+                            !judgement.findings.empty() || (evidence.files && !evidence.files->torch_symbols.empty()) ||
+                            evidence.xformers.has_value();
+        if (judged) out.packages.push_back(std::move(judgement.package));
         out.findings.insert(out.findings.end(), judgement.findings.begin(), judgement.findings.end());
     }
     return out;

@@ -18,7 +18,7 @@ std::string gpu_words(const Gpu& gpu) {
 TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, const HealthPolicy& policy,
                            const std::map<std::string, TorchBuildSpec>& builds) {
     const std::string fix = torch_fix_words(builds, inventory);
-    const std::string or_fix = fix.empty() ? std::string() : fmt::format(" ({})", fix);
+    const std::string or_fix = fix.empty() ? std::string() : fmt::format("; {}", fix);
     TorchJudgement judgement;
     NativePackageReport& package = judgement.package;
     package.package = "torch";
