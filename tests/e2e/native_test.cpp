@@ -377,3 +377,46 @@ TEST_CASE("a Blackwell GPU needs a Triton that compiles for it: an older one rej
                                         "--site-packages", site, "--env-file", dir.file("env")});
     CHECK(e2e::report(hopper)["selected"]["mechanism"] == "sage");
 }
+
+TEST_CASE("an extension that runs only through PTX JIT stays selectable, degraded") {
+    if (!have_cuda_test_data()) return;
+    e2e::TempDir dir;
+    const auto python = torch_venv(dir, "2.11.0+cu130", "13.0", "cuda/libvariants.so");
+    install_extension(python, "flash_attn", "2.8.3", "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so",
+                      "cuda/libptx.so");
+    const auto result = check(dir, python, machine(dir, "NVIDIA GeForce RTX 5090", "12.0", "13.0"));
+    INFO(result.err);
+    const auto report = e2e::report(result);
+    CHECK(report["selected"]["mechanism"] == "flash2");
+    CHECK(report["verdict"] == "degraded");
+    CHECK(report["native"][1]["gpus"][0]["runs"] == "ptx-jit");
+    CHECK(finding(report, "ptx_jit_only")["message"].get<std::string>().find("flash_attn") != std::string::npos);
+}
+
+TEST_CASE("the CUDA runtime wheel torch loads is held against the driver") {
+    e2e::TempDir dir;
+    const auto python = torch_venv(dir, "2.8.0+cu128", "12.8", "");
+    const std::string site = site_packages_of(python);
+    const auto add_wheel = [&](const std::string& name, const std::string& version) {
+        fs::create_directories(fmt::format("{}/{}-{}.dist-info", site, name, version));
+        e2e::write_file(fmt::format("{}/{}-{}.dist-info/METADATA", site, name, version),
+                        fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
+    };
+    // A newer minor runs through minor-version compatibility: no finding.
+    add_wheel("nvidia-cuda-runtime-cu12", "12.9.79");
+    const auto minor = check(dir, python, machine(dir, "NVIDIA H100 80GB HBM3", "9.0", "12.8"));
+    INFO(minor.err);
+    CHECK(minor.exit_code == 0);
+    CHECK(finding(e2e::report(minor), "driver_too_old").is_null());
+
+    // A newer major never runs.
+    add_wheel("nvidia-cuda-runtime", "13.0.96");
+    const auto major = check(dir, python, machine(dir, "NVIDIA H100 80GB HBM3", "9.0", "12.8"));
+    INFO(major.err);
+    CHECK(major.exit_code == 5);
+    const auto found = finding(e2e::report(major), "driver_too_old");
+    CHECK(found["level"] == "failed");
+    const std::string message = found["message"];
+    CHECK(message.find("nvidia-cuda-runtime 13.0.96") != std::string::npos);
+    CHECK(message.find("580.65.06") != std::string::npos);
+}
