@@ -72,7 +72,7 @@ toml::array findings_array(const std::vector<Finding>& findings) {
         if (finding.gpu >= 0) entry.insert_or_assign("gpu", finding.gpu);
         if (finding.nvml_index >= 0) entry.insert_or_assign("nvml_index", finding.nvml_index);
         entry.insert_or_assign("signal", finding.signal);
-        entry.insert_or_assign("level", health_level_name(finding.level));
+        entry.insert_or_assign("level", std::string(to_string(finding.level)));
         entry.insert_or_assign("message", finding.words);
         array.push_back(std::move(entry));
     }
@@ -306,7 +306,7 @@ std::string render_summary(const Report& report, bool explain) {
     line("Env file", report.env_file.empty() ? std::string("not written") : report.env_file);
     line("Verdict", report.verdict);
     for (const auto& finding : report.findings)
-        out += fmt::format("  health ({}): {}\n", health_level_name(finding.level), printable(finding.words, kLongest));
+        out += fmt::format("  health ({}): {}\n", to_string(finding.level), printable(finding.words, kLongest));
     for (const auto& warning : report.decision.warnings)
         out += fmt::format("  warning: {}\n", printable(warning, kLongest));
     for (const auto& note : inventory.notes) {
