@@ -75,7 +75,7 @@ std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& 
             if (spec.compute_capability.contains(gpu.compute_capability)) {
                 entry.checks.push_back(check);
             } else {
-                summary.checks.push_back({gpu.index, check, "unsupported", 0, 0, 0, 0,
+                summary.checks.push_back({gpu.index, check, CheckStatus::unsupported, 0, 0, 0, 0,
                                           fmt::format("needs {}", spec.compute_capability.str())});
             }
         }
@@ -88,17 +88,20 @@ CheckVerdicts verdicts_of(const ValidationSummary& summary) {
     CheckVerdicts verdicts;
     for (const auto& check : summary.checks) {
         CheckVerdict verdict;
-        if (check.status == "passed") {
-            verdict.state = CheckState::passed;
-        } else if (check.status == "unsupported") {
-            verdict.state = CheckState::unsupported;
-        } else {
-            verdict.state = CheckState::failed;
-            if (check.status == "failed")
+        switch (check.status) {
+            case CheckStatus::passed: verdict.state = CheckState::passed; break;
+            case CheckStatus::unsupported: verdict.state = CheckState::unsupported; break;
+            case CheckStatus::failed:
+                verdict.state = CheckState::failed;
                 verdict.summary = fmt::format("max relative error {:.3g} exceeds the tolerance {:.3g}",
                                               check.max_rel_error, check.tolerance);
-            else
-                verdict.summary = fmt::format("{}{}", check.status, check.detail.empty() ? "" : ": " + check.detail);
+                break;
+            case CheckStatus::error:
+            case CheckStatus::timeout:
+                verdict.state = CheckState::failed;
+                verdict.summary =
+                    fmt::format("{}{}", to_string(check.status), check.detail.empty() ? "" : ": " + check.detail);
+                break;
         }
         verdicts[{check.gpu, check.name}] = verdict;
     }
@@ -139,9 +142,9 @@ void run_checks(const Options& options, const Inventory& inventory, const Recipe
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     bool any_run = false, any_failed = false;
     for (const auto& check : summary.checks) {
-        if (check.status == "unsupported") continue;
+        if (check.status == CheckStatus::unsupported) continue;
         any_run = true;
-        if (check.status != "passed") any_failed = true;
+        if (check.status != CheckStatus::passed) any_failed = true;
     }
     summary.status = !any_run ? "skipped" : any_failed ? "failed" : "passed";
     if (!any_run) summary.reason = "no check applies to these GPUs";

@@ -240,7 +240,7 @@ std::string render_json(const Report& report) {
         toml::table entry;
         entry.insert_or_assign("gpu", check.gpu);
         entry.insert_or_assign("name", check.name);
-        entry.insert_or_assign("status", check.status);
+        entry.insert_or_assign("status", std::string(to_string(check.status)));
         put_number(entry, "max_rel_error", check.max_rel_error);
         put_number(entry, "tolerance", check.tolerance);
         put_number(entry, "ms", check.ms);
@@ -293,8 +293,8 @@ std::string render_summary(const Report& report, bool explain) {
     if (!report.validation.reason.empty()) validation += fmt::format(" ({})", report.validation.reason);
     line("Validation", validation);
     for (const auto& check : report.validation.checks) {
-        std::string text = fmt::format("GPU {} {}: {}", check.gpu, check.name, check.status);
-        if (check.status == "passed" || check.status == "failed")
+        std::string text = fmt::format("GPU {} {}: {}", check.gpu, check.name, to_string(check.status));
+        if (check.status == CheckStatus::passed || check.status == CheckStatus::failed)
             text += fmt::format(", max rel error {:.2e} (tolerance {:.2e}), {:.2f} ms", check.max_rel_error,
                                 check.tolerance, check.ms);
         if (check.tflops > 0) text += fmt::format(", {:.0f} TFLOP/s", check.tflops);

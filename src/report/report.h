@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/states.h"
 #include "env/env_settings.h"
 #include "gpu/inventory.h"
 #include "health/findings.h"
@@ -17,7 +18,7 @@ namespace provision {
 struct CheckRecord {
     int gpu = 0;
     std::string name;
-    std::string status;  // passed | failed | unsupported | error | timeout
+    CheckStatus status = CheckStatus::error;
     double max_rel_error = 0;
     double tolerance = 0;
     double ms = 0;

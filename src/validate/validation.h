@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/states.h"
+
 namespace provision {
 
 struct ValidationOptions {
@@ -23,7 +25,7 @@ struct GpuChecks {
 struct CheckOutcome {
     int gpu;
     std::string name;
-    std::string status;                      // passed | failed | unsupported | error | timeout
+    CheckStatus status = CheckStatus::error;
     double max_rel_error = 0;
     double tolerance = 0;
     double ms = 0;
