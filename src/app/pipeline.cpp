@@ -110,7 +110,7 @@ CheckVerdicts verdicts_of(const ValidationSummary& summary) {
 
 void run_checks(const Options& options, const Inventory& inventory, const RecipeSet& recipes,
                 const Decision& first, ValidationSummary& summary) {
-    if (options.validate == "off") {
+    if (options.validate == ValidateMode::off) {
         summary.reason = "disabled (--no-validate)";
         return;
     }

@@ -77,7 +77,7 @@ int run_check_worker(const std::vector<std::string>& args, std::ostream& out, st
     for (const std::string& name : checks) {
         kernels::CheckOptions check_options;
         check_options.seed = seed;
-        check_options.full = mode == "full";
+        check_options.full = parse_validate_mode(mode) == ValidateMode::full;
         check_options.fault = fault_for_check(fault, name);
         die_for_fault(check_options.fault);
         const kernels::CheckResult result = kernels::run_check(gpu, name, check_options);

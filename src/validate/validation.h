@@ -11,7 +11,7 @@
 namespace provision {
 
 struct ValidationOptions {
-    std::string mode = "quick";              // "quick" or "full" (adds a throughput measurement)
+    ValidateMode mode = ValidateMode::quick; // quick or full (adds a throughput measurement)
     double timeout_s = 5.0;                  // per GPU, from the start of its worker
     std::string self_exe = "/proc/self/exe"; // the binary whose "__check-worker" runs the checks
     std::string fault;                       // test-only, e.g. "attention.bf16=wrong-result", "*=hang", "*=crash", "*=killed"

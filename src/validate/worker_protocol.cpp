@@ -8,7 +8,8 @@
 namespace provision {
 
 std::vector<std::string> worker_arguments(const GpuChecks& job, const ValidationOptions& options) {
-    std::vector<std::string> args = {"__check-worker", "--gpu", std::to_string(job.gpu), "--mode", options.mode};
+    std::vector<std::string> args = {"__check-worker", "--gpu", std::to_string(job.gpu), "--mode",
+                                     std::string(to_string(options.mode))};
     if (!options.fault.empty()) {
         args.push_back("--fault");
         args.push_back(options.fault);

@@ -54,7 +54,7 @@ TEST_CASE("fault specs pick the fault of the first matching entry", "[validation
 
 TEST_CASE("the worker command line names the GPU, mode, fault and checks", "[validation][protocol]") {
     ValidationOptions options;
-    options.mode = "full";
+    options.mode = ValidateMode::full;
     options.fault = "*=hang";
     const auto args = worker_arguments({2, {"attention.fp16", "gemm.tf32"}}, options);
     CHECK(args == std::vector<std::string>{"__check-worker", "--gpu", "2", "--mode", "full", "--fault", "*=hang", "--",

@@ -135,7 +135,7 @@ TEST_CASE("runner: a worker that cannot start is an error", "[validation][runner
 TEST_CASE("runner: the worker sees the mode and the fault spec", "[validation][runner]") {
     FakeWorker worker(R"(echo "result = { name = \"gemm.tf32\", status = \"passed\", detail = \"$*\" }")");
     ValidationOptions options = options_for(worker, 10);
-    options.mode = "full";
+    options.mode = ValidateMode::full;
     options.fault = "gemm.tf32=wrong-result";
     const auto outcomes = run_validation({{5, {"gemm.tf32"}}}, options);
     REQUIRE(outcomes.size() == 1);
