@@ -210,7 +210,7 @@ std::string render_json(const Report& report) {
 
     toml::table selected;
     selected.insert_or_assign("mechanism", report.decision.mechanism);
-    selected.insert_or_assign("source", report.decision.source);
+    selected.insert_or_assign("source", std::string(to_string(report.decision.source)));
     selected.insert_or_assign("reason", report.decision.reason);
     selected.insert_or_assign("preference", report.decision.preference_key);
     root.insert_or_assign("selected", std::move(selected));
@@ -232,7 +232,7 @@ std::string render_json(const Report& report) {
     root.insert_or_assign("arguments", string_array(report.appended_arguments));
 
     toml::table validation;
-    validation.insert_or_assign("status", report.validation.status);
+    validation.insert_or_assign("status", std::string(to_string(report.validation.status)));
     if (!report.validation.reason.empty()) validation.insert_or_assign("reason", report.validation.reason);
     put_number(validation, "ms", report.validation.wall_ms);
     toml::array checks;
@@ -256,7 +256,7 @@ std::string render_json(const Report& report) {
     for (const auto& note : report.notes) warnings.push_back(note);
     root.insert_or_assign("warnings", std::move(warnings));
     root.insert_or_assign("findings", findings_array(report.findings));
-    root.insert_or_assign("verdict", report.verdict);
+    root.insert_or_assign("verdict", std::string(to_string(report.verdict)));
 
     make_strings_valid(root);
     return as_json_text(root);
@@ -287,9 +287,9 @@ std::string render_summary(const Report& report, bool explain) {
     line("Python", python_line(report.python));
     line("Selected Mechanism", report.decision.mechanism.empty() ? std::string("none")
                                                                   : fmt::format("{} ({})", report.decision.mechanism,
-                                                                                report.decision.source));
+                                                                                to_string(report.decision.source)));
     line("Reason", report.decision.reason);
-    std::string validation = report.validation.status;
+    std::string validation(to_string(report.validation.status));
     if (!report.validation.reason.empty()) validation += fmt::format(" ({})", report.validation.reason);
     line("Validation", validation);
     for (const auto& check : report.validation.checks) {
@@ -304,7 +304,7 @@ std::string render_summary(const Report& report, bool explain) {
     if (!report.appended_arguments.empty())
         line("Arguments added", fmt::format("{}", fmt::join(report.appended_arguments, " ")));
     line("Env file", report.env_file.empty() ? std::string("not written") : report.env_file);
-    line("Verdict", report.verdict);
+    line("Verdict", std::string(to_string(report.verdict)));
     for (const auto& finding : report.findings)
         out += fmt::format("  health ({}): {}\n", to_string(finding.level), printable(finding.words, kLongest));
     for (const auto& warning : report.decision.warnings)

@@ -27,7 +27,7 @@ struct CheckRecord {
 };
 
 struct ValidationSummary {
-    std::string status = "skipped";  // passed | failed | skipped
+    ValidationStatus status = ValidationStatus::skipped;
     std::string reason;              // why skipped, or what failed
     std::vector<CheckRecord> checks;
     double wall_ms = 0;
@@ -42,7 +42,7 @@ struct Report {
     ValidationSummary validation;
     std::vector<Finding> findings;   // health signals and driver faults, weighed by the policy
     std::vector<NativePackageReport> native;  // compiled packages judged from their files
-    std::string verdict = "ok";      // ok | degraded | failed
+    HealthLevel verdict = HealthLevel::ok;
     std::string env_file;            // where it was written; empty when not
     std::vector<std::string> appended_arguments;
     std::vector<std::string> notes;  // warnings worth a user's attention
