@@ -18,6 +18,7 @@
 #include "app/pipeline.h"
 #include "core/error.h"
 #include "core/setting_values.h"
+#include "core/states.h"
 #include "core/termination.h"
 #include "core/text.h"
 #include "env/env_file.h"
@@ -238,18 +239,23 @@ bool parse(int argc, char** argv, provision::Options& options) {
     // --no-validate and --validate decide alone: a bad PROVISION_VALIDATE is
     // an error only when it is the one that counts.
     if (no_validate) {
-        validate = "off";
+        options.validate = provision::ValidateMode::off;
     } else if (app.count("--validate") == 0) {
+        // Besides a mode's name: 0 is off, 1 (or nothing) quick.
+        static const std::map<std::string, provision::ValidateMode> kShorthands = {
+            {"", provision::ValidateMode::quick}, {"0", provision::ValidateMode::off},
+            {"1", provision::ValidateMode::quick}};
         const std::string from = provision::lowercase(provision::trimmed(from_env("PROVISION_VALIDATE")));
-        if (from == "0" || from == "off") validate = "off";
-        else if (from == "quick" || from == "full" || from == "1" || from.empty())
-            validate = from == "full" ? "full" : "quick";
-        else
+        std::optional<provision::ValidateMode> mode = provision::parse_validate_mode(from);
+        if (const auto shorthand = kShorthands.find(from); shorthand != kShorthands.end()) mode = shorthand->second;
+        if (!mode)
             throw provision::Error(ExitCode::usage,
                                    fmt::format("PROVISION_VALIDATE={}: expected quick, full, off or 0",
                                                provision::printable(from_env("PROVISION_VALIDATE"), 64)));
+        options.validate = *mode;
+    } else {
+        options.validate = *provision::parse_validate_mode(validate);  // CLI11 checked it is one
     }
-    options.validate = validate;
     return true;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/states.h"
 #include "net/recipe_fetch.h"
 #include "net/report_post.h"
 
@@ -14,7 +15,7 @@ struct Options {
     bool check = false;            // CI mode: lint, detect, select, validate; no env file unless asked
     bool explain = false;
     bool json = false;
-    std::string validate = "quick";  // quick | full | off
+    ValidateMode validate = ValidateMode::quick;
     double validate_timeout_s = 5.0;
     std::string workload = "generic";
     std::vector<std::string> recipes;        // user recipes (paths or URLs), merged over the built-in ones

@@ -75,7 +75,7 @@ std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& 
             if (spec.compute_capability.contains(gpu.compute_capability)) {
                 entry.checks.push_back(check);
             } else {
-                summary.checks.push_back({gpu.index, check, "unsupported", 0, 0, 0, 0,
+                summary.checks.push_back({gpu.index, check, CheckStatus::unsupported, 0, 0, 0, 0,
                                           fmt::format("needs {}", spec.compute_capability.str())});
             }
         }
@@ -88,17 +88,20 @@ CheckVerdicts verdicts_of(const ValidationSummary& summary) {
     CheckVerdicts verdicts;
     for (const auto& check : summary.checks) {
         CheckVerdict verdict;
-        if (check.status == "passed") {
-            verdict.state = CheckState::passed;
-        } else if (check.status == "unsupported") {
-            verdict.state = CheckState::unsupported;
-        } else {
-            verdict.state = CheckState::failed;
-            if (check.status == "failed")
+        switch (check.status) {
+            case CheckStatus::passed: verdict.state = CheckState::passed; break;
+            case CheckStatus::unsupported: verdict.state = CheckState::unsupported; break;
+            case CheckStatus::failed:
+                verdict.state = CheckState::failed;
                 verdict.summary = fmt::format("max relative error {:.3g} exceeds the tolerance {:.3g}",
                                               check.max_rel_error, check.tolerance);
-            else
-                verdict.summary = fmt::format("{}{}", check.status, check.detail.empty() ? "" : ": " + check.detail);
+                break;
+            case CheckStatus::error:
+            case CheckStatus::timeout:
+                verdict.state = CheckState::failed;
+                verdict.summary =
+                    fmt::format("{}{}", to_string(check.status), check.detail.empty() ? "" : ": " + check.detail);
+                break;
         }
         verdicts[{check.gpu, check.name}] = verdict;
     }
@@ -107,7 +110,7 @@ CheckVerdicts verdicts_of(const ValidationSummary& summary) {
 
 void run_checks(const Options& options, const Inventory& inventory, const RecipeSet& recipes,
                 const Decision& first, ValidationSummary& summary) {
-    if (options.validate == "off") {
+    if (options.validate == ValidateMode::off) {
         summary.reason = "disabled (--no-validate)";
         return;
     }
@@ -139,11 +142,13 @@ void run_checks(const Options& options, const Inventory& inventory, const Recipe
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     bool any_run = false, any_failed = false;
     for (const auto& check : summary.checks) {
-        if (check.status == "unsupported") continue;
+        if (check.status == CheckStatus::unsupported) continue;
         any_run = true;
-        if (check.status != "passed") any_failed = true;
+        if (check.status != CheckStatus::passed) any_failed = true;
     }
-    summary.status = !any_run ? "skipped" : any_failed ? "failed" : "passed";
+    summary.status = !any_run     ? ValidationStatus::skipped
+                     : any_failed ? ValidationStatus::failed
+                                  : ValidationStatus::passed;
     if (!any_run) summary.reason = "no check applies to these GPUs";
     if (any_failed) summary.reason = "a check failed; mechanisms that need it were rejected";
 }
@@ -155,7 +160,7 @@ std::string env_file_header(const Report& report) {
     std::string header = fmt::format(
         "Written by provision {} at {}.\nWorkload {}; attention mechanism {} ({}).\n"
         "Load it with: . <this file>\n",
-        PROVISION_VERSION, stamp, report.workload, report.decision.mechanism, report.decision.source);
+        PROVISION_VERSION, stamp, report.workload, report.decision.mechanism, to_string(report.decision.source));
     for (const auto& gpu : report.inventory.gpus)
         header += fmt::format("GPU {}: {} ({})\n", gpu.index, gpu.name, gpu.architecture);
     return header;
@@ -298,9 +303,10 @@ Plan plan_run(const Options& options) {
 
     const Decision& decision = report.decision;
     if (decision.mechanism.empty()) {
-        report.verdict = "failed";
-        plan.exit_code = decision.override_failed_validation ? ExitCode::validation_failed : ExitCode::no_mechanism;
-        if (!decision.override_refused && !decision.override_failed_validation && first.mechanism.size())
+        report.verdict = HealthLevel::failed;
+        plan.exit_code = decision.outcome == DecisionOutcome::override_failed_validation ? ExitCode::validation_failed
+                                                                                         : ExitCode::no_mechanism;
+        if (decision.outcome == DecisionOutcome::nothing_serves && first.mechanism.size())
             plan.exit_code = ExitCode::validation_failed;  // only the checks stood in the way
         return plan;
     }
@@ -308,16 +314,17 @@ Plan plan_run(const Options& options) {
     for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
     check_sensitive_settings(report.env, options.environment, report.notes);
     report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
-    const bool degraded = decision.source == "forced" || decision.fell_back_after_validation ||
-                          report.validation.status == "failed";
-    report.verdict = degraded ? "degraded" : "ok";
-    if (options.check && report.validation.status == "failed") {
-        report.verdict = "failed";
+    const bool degraded = decision.source == DecisionSource::forced ||
+                          decision.outcome == DecisionOutcome::fell_back_after_validation ||
+                          report.validation.status == ValidationStatus::failed;
+    report.verdict = degraded ? HealthLevel::degraded : HealthLevel::ok;
+    if (options.check && report.validation.status == ValidationStatus::failed) {
+        report.verdict = HealthLevel::failed;
         plan.exit_code = ExitCode::validation_failed;
     }
     // --validate=full: a GPU well below its model's throughput serves, degraded.
     for (auto& figure : compare_throughput(report.inventory.gpus, report.validation.checks, recipes.throughput)) {
-        if (figure.degraded && report.verdict == "ok") report.verdict = "degraded";
+        if (figure.degraded && report.verdict == HealthLevel::ok) report.verdict = HealthLevel::degraded;
         if (figure.degraded || figure.expected == 0) report.notes.push_back(std::move(figure.words));
     }
     apply_findings(report.findings, report.verdict, plan.exit_code);
@@ -326,7 +333,7 @@ Plan plan_run(const Options& options) {
 
 int carry_out(Plan plan, const Options& options) {
     Report& report = plan.report;
-    const bool write_env = !report.decision.mechanism.empty() && report.verdict != "failed" &&
+    const bool write_env = !report.decision.mechanism.empty() && report.verdict != HealthLevel::failed &&
                            (!options.check || options.env_file_given);
     if (write_env && options.env_file == kDiscardedEnvFile) {
         report.notes.push_back(fmt::format("env file {}: the settings are discarded", kDiscardedEnvFile));
@@ -341,7 +348,7 @@ int carry_out(Plan plan, const Options& options) {
             // With a workload to start, the settings still reach it through
             // its environment; a missing file must not keep the pod down.
             if (options.command.empty()) {
-                report.verdict = "failed";
+                report.verdict = HealthLevel::failed;
                 plan.exit_code = error.code();
             }
             report.notes.push_back(error.what());

@@ -104,14 +104,14 @@ HealthLevel worst_level(const std::vector<Finding>& findings) {
     return worst;
 }
 
-void apply_findings(const std::vector<Finding>& findings, std::string& verdict, ExitCode& exit_code) {
+void apply_findings(const std::vector<Finding>& findings, HealthLevel& verdict, ExitCode& exit_code) {
     switch (worst_level(findings)) {
         case HealthLevel::failed:
-            verdict = "failed";
+            verdict = HealthLevel::failed;
             if (exit_code == ExitCode::ok) exit_code = ExitCode::validation_failed;
             break;
         case HealthLevel::degraded:
-            if (verdict == "ok") verdict = "degraded";
+            if (verdict == HealthLevel::ok) verdict = HealthLevel::degraded;
             break;
         case HealthLevel::ok: break;
     }

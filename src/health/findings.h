@@ -31,6 +31,6 @@ HealthLevel worst_level(const std::vector<Finding>& findings);
 // Findings can only make a run's verdict worse: "failed" stops the run
 // (exit 5: the GPU is deemed unhealthy, as for a failed validation) unless
 // it already fails for another reason; "degraded" marks an ok run.
-void apply_findings(const std::vector<Finding>& findings, std::string& verdict, ExitCode& exit_code);
+void apply_findings(const std::vector<Finding>& findings, HealthLevel& verdict, ExitCode& exit_code);
 
 }  // namespace provision

@@ -71,15 +71,6 @@ MechanismSpec RecipeSet::mechanism_for(const WorkloadSpec& workload, const std::
     return spec;
 }
 
-const char* health_level_name(HealthLevel level) {
-    switch (level) {
-        case HealthLevel::ok: return "ok";
-        case HealthLevel::degraded: return "degraded";
-        case HealthLevel::failed: return "failed";
-    }
-    return "degraded";
-}
-
 HealthLevel HealthPolicy::level(const std::string& key) const {
     const auto it = levels.find(key);
     return it == levels.end() ? HealthLevel::degraded : it->second;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/states.h"
 #include "gpu/inventory.h"
 #include "recipe/throughput.h"
 
@@ -107,11 +108,6 @@ struct WorkloadSpec {
     // mechanism -> requirements that replace the mechanism's own for this workload
     std::map<std::string, MechanismRequirements> mechanism_requirements;
 };
-
-enum class HealthLevel { ok, degraded, failed };
-
-// "ok", "degraded", "failed".
-const char* health_level_name(HealthLevel level);
 
 // [policy]: how much each health signal and driver fault class weighs
 // (health/signals.h names them).

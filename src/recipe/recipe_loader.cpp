@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "core/states.h"
 #include "core/suggest.h"
 #include "core/text.h"
 #include "health/signals.h"
@@ -445,9 +446,7 @@ void Loader::read_policy(const toml::table& table, const std::string& file) {
     for (const auto& key : known) {
         const auto value = reader.string(key);
         if (!value) continue;
-        if (*value == "ok") set_.policy.levels[key] = HealthLevel::ok;
-        else if (*value == "degraded") set_.policy.levels[key] = HealthLevel::degraded;
-        else if (*value == "failed") set_.policy.levels[key] = HealthLevel::failed;
+        if (const auto level = parse_health_level(*value)) set_.policy.levels[key] = *level;
         else
             throw_at(*reader.node(key), file,
                      fmt::format("'{}' in [policy] must be \"ok\", \"degraded\" or \"failed\", not \"{}\"", key,

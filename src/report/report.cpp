@@ -73,7 +73,7 @@ toml::array findings_array(const std::vector<Finding>& findings) {
         if (finding.gpu >= 0) entry.insert_or_assign("gpu", finding.gpu);
         if (finding.nvml_index >= 0) entry.insert_or_assign("nvml_index", finding.nvml_index);
         entry.insert_or_assign("signal", finding.signal);
-        entry.insert_or_assign("level", health_level_name(finding.level));
+        entry.insert_or_assign("level", std::string(to_string(finding.level)));
         entry.insert_or_assign("message", finding.words);
         array.push_back(std::move(entry));
     }
@@ -211,7 +211,7 @@ std::string render_json(const Report& report) {
 
     toml::table selected;
     selected.insert_or_assign("mechanism", report.decision.mechanism);
-    selected.insert_or_assign("source", report.decision.source);
+    selected.insert_or_assign("source", std::string(to_string(report.decision.source)));
     selected.insert_or_assign("reason", report.decision.reason);
     selected.insert_or_assign("preference", report.decision.preference_key);
     root.insert_or_assign("selected", std::move(selected));
@@ -233,7 +233,7 @@ std::string render_json(const Report& report) {
     root.insert_or_assign("arguments", string_array(report.appended_arguments));
 
     toml::table validation;
-    validation.insert_or_assign("status", report.validation.status);
+    validation.insert_or_assign("status", std::string(to_string(report.validation.status)));
     if (!report.validation.reason.empty()) validation.insert_or_assign("reason", report.validation.reason);
     put_number(validation, "ms", report.validation.wall_ms);
     toml::array checks;
@@ -241,7 +241,7 @@ std::string render_json(const Report& report) {
         toml::table entry;
         entry.insert_or_assign("gpu", check.gpu);
         entry.insert_or_assign("name", check.name);
-        entry.insert_or_assign("status", check.status);
+        entry.insert_or_assign("status", std::string(to_string(check.status)));
         put_number(entry, "max_rel_error", check.max_rel_error);
         put_number(entry, "tolerance", check.tolerance);
         put_number(entry, "ms", check.ms);
@@ -257,7 +257,7 @@ std::string render_json(const Report& report) {
     for (const auto& note : report.notes) warnings.push_back(note);
     root.insert_or_assign("warnings", std::move(warnings));
     root.insert_or_assign("findings", findings_array(report.findings));
-    root.insert_or_assign("verdict", report.verdict);
+    root.insert_or_assign("verdict", std::string(to_string(report.verdict)));
 
     make_strings_valid(root);
     return as_json_text(root);
@@ -288,14 +288,14 @@ std::string render_summary(const Report& report, bool explain) {
     line("Python", python_line(report.python));
     line("Selected Mechanism", report.decision.mechanism.empty() ? std::string("none")
                                                                   : fmt::format("{} ({})", report.decision.mechanism,
-                                                                                report.decision.source));
+                                                                                to_string(report.decision.source)));
     line("Reason", report.decision.reason);
-    std::string validation = report.validation.status;
+    std::string validation(to_string(report.validation.status));
     if (!report.validation.reason.empty()) validation += fmt::format(" ({})", report.validation.reason);
     line("Validation", validation);
     for (const auto& check : report.validation.checks) {
-        std::string text = fmt::format("GPU {} {}: {}", check.gpu, check.name, check.status);
-        if (check.status == "passed" || check.status == "failed")
+        std::string text = fmt::format("GPU {} {}: {}", check.gpu, check.name, to_string(check.status));
+        if (check.status == CheckStatus::passed || check.status == CheckStatus::failed)
             text += fmt::format(", max rel error {:.2e} (tolerance {:.2e}), {:.2f} ms", check.max_rel_error,
                                 check.tolerance, check.ms);
         if (check.tflops > 0) text += fmt::format(", {:.0f} TFLOP/s", check.tflops);
@@ -305,9 +305,9 @@ std::string render_summary(const Report& report, bool explain) {
     if (!report.appended_arguments.empty())
         line("Arguments added", fmt::format("{}", fmt::join(report.appended_arguments, " ")));
     line("Env file", report.env_file.empty() ? std::string("not written") : report.env_file);
-    line("Verdict", report.verdict);
+    line("Verdict", std::string(to_string(report.verdict)));
     for (const auto& finding : report.findings)
-        out += fmt::format("  health ({}): {}\n", health_level_name(finding.level), printable(finding.words, kLongest));
+        out += fmt::format("  health ({}): {}\n", to_string(finding.level), printable(finding.words, kLongest));
     for (const auto& warning : report.decision.warnings)
         out += fmt::format("  warning: {}\n", printable(warning, kLongest));
     for (const auto& note : inventory.notes) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/states.h"
 #include "env/env_settings.h"
 #include "gpu/inventory.h"
 #include "health/findings.h"
@@ -17,7 +18,7 @@ namespace provision {
 struct CheckRecord {
     int gpu = 0;
     std::string name;
-    std::string status;  // passed | failed | unsupported | error | timeout
+    CheckStatus status = CheckStatus::error;
     double max_rel_error = 0;
     double tolerance = 0;
     double ms = 0;
@@ -26,7 +27,7 @@ struct CheckRecord {
 };
 
 struct ValidationSummary {
-    std::string status = "skipped";  // passed | failed | skipped
+    ValidationStatus status = ValidationStatus::skipped;
     std::string reason;              // why skipped, or what failed
     std::vector<CheckRecord> checks;
     double wall_ms = 0;
@@ -41,7 +42,7 @@ struct Report {
     ValidationSummary validation;
     std::vector<Finding> findings;   // health signals and driver faults, weighed by the policy
     std::vector<NativePackageReport> native;  // compiled packages judged from their files
-    std::string verdict = "ok";      // ok | degraded | failed
+    HealthLevel verdict = HealthLevel::ok;
     std::string env_file;            // where it was written; empty when not
     std::vector<std::string> appended_arguments;
     std::vector<std::string> notes;  // warnings worth a user's attention

@@ -243,14 +243,16 @@ Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, 
         const std::string asked = fmt::format("{}={}", override_request->variable, override_request->value);
         if (it->accepted) {
             decision.mechanism = wanted;
-            decision.source = "override";
+            decision.source = DecisionSource::override;
+            decision.outcome = DecisionOutcome::chosen;
             decision.reason = fmt::format("requested by {}", asked);
             return decision;
         }
         const std::string why = fmt::format("{}", fmt::join(it->reasons, "; "));
         if (override_request->forced) {
             decision.mechanism = wanted;
-            decision.source = "forced";
+            decision.source = DecisionSource::forced;
+            decision.outcome = DecisionOutcome::chosen;
             decision.reason = fmt::format("requested by {} and forced by PROVISION_FORCE=1", asked);
             decision.warnings.push_back(fmt::format("{} is forced although: {}", wanted, why));
             return decision;
@@ -260,9 +262,9 @@ Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, 
         auto hardware = workload_reasons(workload, wanted);
         auto unmet = hardware_and_package_reasons(recipes.mechanism_for(workload, wanted), inventory, packages);
         hardware.insert(hardware.end(), unmet.begin(), unmet.end());
-        decision.override_refused = !hardware.empty();
-        decision.override_failed_validation = hardware.empty();
-        decision.source = "override";
+        decision.outcome =
+            hardware.empty() ? DecisionOutcome::override_failed_validation : DecisionOutcome::override_refused;
+        decision.source = DecisionSource::override;
         decision.reason = fmt::format("{} cannot be served: {} (set PROVISION_FORCE=1 to use it anyway)", asked, why);
         return decision;
     }
@@ -274,7 +276,8 @@ Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, 
             continue;
         }
         decision.mechanism = candidate.mechanism;
-        decision.fell_back_after_validation = candidate.mechanism != first_without_checks;
+        decision.outcome = candidate.mechanism != first_without_checks ? DecisionOutcome::fell_back_after_validation
+                                                                       : DecisionOutcome::chosen;
         decision.reason = skipped.empty()
                               ? fmt::format("first choice for {} in the '{}' workload's order",
                                             decision.preference_key, workload.name)

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/states.h"
 #include "gpu/inventory.h"
 #include "packages/python_packages.h"
 #include "recipe/recipe.h"
@@ -40,14 +41,12 @@ struct Candidate {
 
 struct Decision {
     std::string mechanism;               // empty when nothing can serve
-    std::string source = "auto";         // auto | override | forced
+    DecisionSource source = DecisionSource::automatic;
     std::string reason;
     std::string preference_key;          // architecture whose order was used
     std::vector<Candidate> candidates;   // in preference order
     std::vector<std::string> warnings;
-    bool fell_back_after_validation = false;
-    bool override_refused = false;
-    bool override_failed_validation = false;
+    DecisionOutcome outcome = DecisionOutcome::nothing_serves;
 };
 
 // Reads PROVISION_ATTENTION, then the workload's override variables, from

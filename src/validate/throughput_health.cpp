@@ -11,7 +11,7 @@ std::vector<ThroughputFigure> compare_throughput(const std::vector<Gpu>& gpus, c
         const ThroughputModel* model = table.find(gpu.name);
         std::vector<std::string> without_figure;
         for (const CheckRecord& check : checks) {
-            if (check.gpu != gpu.index || check.status != "passed" || !(check.tflops > 0)) continue;
+            if (check.gpu != gpu.index || check.status != CheckStatus::passed || !(check.tflops > 0)) continue;
             const double* expected = nullptr;
             if (model)
                 if (const auto it = model->tflops.find(check.name); it != model->tflops.end()) expected = &it->second;

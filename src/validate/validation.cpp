@@ -31,14 +31,14 @@ std::vector<CheckOutcome> run_validation(const std::vector<GpuChecks>& work, con
 
 namespace {
 
-const char* status_name(kernels::CheckStatus status) {
+CheckStatus status_of(kernels::CheckStatus status) {
     switch (status) {
-        case kernels::CheckStatus::passed: return "passed";
-        case kernels::CheckStatus::failed: return "failed";
-        case kernels::CheckStatus::unsupported: return "unsupported";
+        case kernels::CheckStatus::passed: return CheckStatus::passed;
+        case kernels::CheckStatus::failed: return CheckStatus::failed;
+        case kernels::CheckStatus::unsupported: return CheckStatus::unsupported;
         case kernels::CheckStatus::error: break;
     }
-    return "error";
+    return CheckStatus::error;
 }
 
 // Test-only faults of the worker process itself, with or without the CUDA
@@ -77,12 +77,12 @@ int run_check_worker(const std::vector<std::string>& args, std::ostream& out, st
     for (const std::string& name : checks) {
         kernels::CheckOptions check_options;
         check_options.seed = seed;
-        check_options.full = mode == "full";
+        check_options.full = parse_validate_mode(mode) == ValidateMode::full;
         check_options.fault = fault_for_check(fault, name);
         die_for_fault(check_options.fault);
         const kernels::CheckResult result = kernels::run_check(gpu, name, check_options);
-        CheckOutcome outcome{gpu,          result.name, status_name(result.status), result.max_rel_error,
-                             result.tolerance, result.ms,   result.tflops,              result.detail};
+        CheckOutcome outcome{gpu,          result.name, status_of(result.status), result.max_rel_error,
+                             result.tolerance, result.ms,   result.tflops,            result.detail};
         out << format_result_line(outcome) << '\n' << std::flush;  // survives a later kill
     }
     return 0;

@@ -6,10 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "core/states.h"
+
 namespace provision {
 
 struct ValidationOptions {
-    std::string mode = "quick";              // "quick" or "full" (adds a throughput measurement)
+    ValidateMode mode = ValidateMode::quick; // quick or full (adds a throughput measurement)
     double timeout_s = 5.0;                  // per GPU, from the start of its worker
     std::string self_exe = "/proc/self/exe"; // the binary whose "__check-worker" runs the checks
     std::string fault;                       // test-only, e.g. "attention.bf16=wrong-result", "*=hang", "*=crash", "*=killed"
@@ -23,7 +25,7 @@ struct GpuChecks {
 struct CheckOutcome {
     int gpu;
     std::string name;
-    std::string status;                      // passed | failed | unsupported | error | timeout
+    CheckStatus status = CheckStatus::error;
     double max_rel_error = 0;
     double tolerance = 0;
     double ms = 0;

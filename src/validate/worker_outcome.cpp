@@ -9,13 +9,6 @@
 namespace provision {
 namespace {
 
-constexpr std::size_t kQuoteLimit = 200;
-
-std::string quoted(std::string text) {
-    if (text.size() > kQuoteLimit) text = text.substr(0, kQuoteLimit) + "...";
-    return fmt::format("'{}'", text);
-}
-
 std::string last_line(const std::string& text) {
     std::string line;
     std::size_t end = text.find_last_not_of(" \t\r\n");
@@ -24,20 +17,16 @@ std::string last_line(const std::string& text) {
     return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
-bool known_status(const std::string& status) {
-    return status == "passed" || status == "failed" || status == "unsupported" || status == "error";
-}
-
 // Why a check has no result, from how the worker ended.
 CheckOutcome missing(const GpuChecks& job, const std::string& name, const ChildOutcome& child,
                      const WorkerOutput& output, double timeout_s) {
-    CheckOutcome outcome{job.gpu, name, "error", 0, 0, 0, 0, {}};
+    CheckOutcome outcome{job.gpu, name, CheckStatus::error, 0, 0, 0, 0, {}};
     if (!child.start_error.empty()) {
         outcome.detail = fmt::format("the validation worker could not start: {}", child.start_error);
         return outcome;
     }
     if (child.timed_out) {
-        outcome.status = "timeout";
+        outcome.status = CheckStatus::timeout;
         outcome.detail = fmt::format("no result within {:g} s; the worker was killed", timeout_s);
         return outcome;
     }
@@ -64,10 +53,6 @@ std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const Child
         }
         CheckOutcome outcome = found->second;
         outcome.gpu = job.gpu;
-        if (!known_status(outcome.status)) {
-            outcome.detail = fmt::format("the worker reported an unknown status {}", quoted(outcome.status));
-            outcome.status = "error";
-        }
         outcomes.push_back(std::move(outcome));
     }
     return outcomes;

@@ -1,5 +1,6 @@
 #include "validate/worker_protocol.h"
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include <sstream>
@@ -7,7 +8,8 @@
 namespace provision {
 
 std::vector<std::string> worker_arguments(const GpuChecks& job, const ValidationOptions& options) {
-    std::vector<std::string> args = {"__check-worker", "--gpu", std::to_string(job.gpu), "--mode", options.mode};
+    std::vector<std::string> args = {"__check-worker", "--gpu", std::to_string(job.gpu), "--mode",
+                                     std::string(to_string(options.mode))};
     if (!options.fault.empty()) {
         args.push_back("--fault");
         args.push_back(options.fault);
@@ -19,7 +21,7 @@ std::vector<std::string> worker_arguments(const GpuChecks& job, const Validation
 
 std::string format_result_line(const CheckOutcome& result) {
     toml::table fields{{"name", result.name},
-                       {"status", result.status},
+                       {"status", std::string(to_string(result.status))},
                        {"max_rel_error", result.max_rel_error},
                        {"tolerance", result.tolerance},
                        {"ms", result.ms},
@@ -47,12 +49,19 @@ std::optional<CheckOutcome> parse_result_line(const std::string& line) {
     if (!name || !status) return std::nullopt;
     CheckOutcome result{};
     result.name = *name;
-    result.status = *status;
     result.max_rel_error = (*fields)["max_rel_error"].value_or(0.0);
     result.tolerance = (*fields)["tolerance"].value_or(0.0);
     result.ms = (*fields)["ms"].value_or(0.0);
     result.tflops = (*fields)["tflops"].value_or(0.0);
     result.detail = (*fields)["detail"].value_or(std::string());
+    // A worker reports passed, failed, unsupported or error.
+    const auto known = parse_check_status(*status);
+    if (known && *known != CheckStatus::timeout) {
+        result.status = *known;
+    } else {
+        result.status = CheckStatus::error;
+        result.detail = fmt::format("the worker reported an unknown status {}", quoted(*status));
+    }
     return result;
 }
 
@@ -78,6 +87,13 @@ std::string fault_for_check(const std::string& spec, const std::string& check) {
         if (pattern == "*" || pattern == check) return entry.substr(equals + 1);
     }
     return {};
+}
+
+constexpr std::size_t kQuoteLimit = 200;
+
+std::string quoted(std::string text) {
+    if (text.size() > kQuoteLimit) text = text.substr(0, kQuoteLimit) + "...";
+    return fmt::format("'{}'", text);
 }
 
 }  // namespace provision

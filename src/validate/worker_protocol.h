@@ -21,7 +21,9 @@ namespace provision {
 std::vector<std::string> worker_arguments(const GpuChecks& job, const ValidationOptions& options);
 
 // One result line (no newline), and back.  Only `gpu` is not carried: the
-// parent knows which worker printed the line.
+// parent knows which worker printed the line.  A status a worker does not
+// report (any but passed, failed, unsupported, error) is read as an error
+// whose detail quotes it.
 std::string format_result_line(const CheckOutcome& result);
 std::optional<CheckOutcome> parse_result_line(const std::string& line);
 
@@ -35,5 +37,8 @@ WorkerOutput parse_worker_output(const std::string& text);
 // PATTERN=FAULT entries, PATTERN a check name or "*"; the first match wins.
 // "" when none matches.
 std::string fault_for_check(const std::string& spec, const std::string& check);
+
+// Worker output in a detail: in single quotes, cut after 200 characters.
+std::string quoted(std::string text);
 
 }  // namespace provision

@@ -46,9 +46,9 @@ TEST_CASE("runner: every GPU validates in its own worker", "[gpu][runner]") {
     REQUIRE(outcomes.size() == work.size() * kernels::check_names().size());
     for (const auto& outcome : outcomes) {
         fmt::print("| runner | gpu {} | {} | {} | {:.3e} | {:.3e} | {:.3f} | {} |\n", outcome.gpu, outcome.name,
-                   outcome.status, outcome.max_rel_error, outcome.tolerance, outcome.ms, outcome.detail);
+                   to_string(outcome.status), outcome.max_rel_error, outcome.tolerance, outcome.ms, outcome.detail);
         INFO(outcome.name << ": " << outcome.detail);
-        CHECK((outcome.status == "passed" || outcome.status == "unsupported"));
+        CHECK((outcome.status == CheckStatus::passed || outcome.status == CheckStatus::unsupported));
     }
 }
 
@@ -61,13 +61,13 @@ TEST_CASE("runner: a planted hang is killed at the limit and the GPU stays usabl
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("runner: planted hang reported after {:.2f} s (limit {} s)\n", seconds, limit);
     REQUIRE(outcomes.size() == 1);
-    CHECK(outcomes[0].status == "timeout");
+    CHECK(outcomes[0].status == CheckStatus::timeout);
     CHECK(seconds < limit + 2);
     // The killed worker's context is gone: the next one runs normally.
     const auto after = run_validation({{device->index, {"attention.fp16"}}}, options_with(60));
     REQUIRE(after.size() == 1);
     INFO(after[0].detail);
-    CHECK(after[0].status == "passed");
+    CHECK(after[0].status == CheckStatus::passed);
 }
 
 TEST_CASE("runner: a planted wrong result fails only its own check", "[gpu][runner]") {
@@ -76,7 +76,7 @@ TEST_CASE("runner: a planted wrong result fails only its own check", "[gpu][runn
     const auto outcomes = run_validation({{device->index, {"attention.fp16", "gemm.tf32"}}},
                                          options_with(60, "attention.fp16=wrong-result"));
     REQUIRE(outcomes.size() == 2);
-    CHECK(outcomes[0].status == "failed");
+    CHECK(outcomes[0].status == CheckStatus::failed);
     CHECK(outcomes[0].max_rel_error > outcomes[0].tolerance);
-    CHECK((outcomes[1].status == "passed" || outcomes[1].status == "unsupported"));
+    CHECK((outcomes[1].status == CheckStatus::passed || outcomes[1].status == CheckStatus::unsupported));
 }

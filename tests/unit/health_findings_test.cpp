@@ -192,21 +192,21 @@ TEST_CASE("findings only ever make the verdict worse", "[health]") {
     const Finding fine{-1, -1, "nvml_missing", HealthLevel::ok, "no NVML"};
     struct Row {
         std::vector<Finding> findings;
-        std::string verdict;
+        HealthLevel verdict;
         ExitCode code;
-        std::string expected_verdict;
+        HealthLevel expected_verdict;
         ExitCode expected_code;
     };
     for (const auto& row : std::vector<Row>{
-             {{}, "ok", ExitCode::ok, "ok", ExitCode::ok},
-             {{fine}, "ok", ExitCode::ok, "ok", ExitCode::ok},
-             {{degraded, fine}, "ok", ExitCode::ok, "degraded", ExitCode::ok},
-             {{degraded}, "failed", ExitCode::no_mechanism, "failed", ExitCode::no_mechanism},
-             {{degraded, failed}, "ok", ExitCode::ok, "failed", ExitCode::validation_failed},
-             {{failed}, "degraded", ExitCode::ok, "failed", ExitCode::validation_failed},
-             {{failed}, "failed", ExitCode::no_mechanism, "failed", ExitCode::no_mechanism},
+             {{}, HealthLevel::ok, ExitCode::ok, HealthLevel::ok, ExitCode::ok},
+             {{fine}, HealthLevel::ok, ExitCode::ok, HealthLevel::ok, ExitCode::ok},
+             {{degraded, fine}, HealthLevel::ok, ExitCode::ok, HealthLevel::degraded, ExitCode::ok},
+             {{degraded}, HealthLevel::failed, ExitCode::no_mechanism, HealthLevel::failed, ExitCode::no_mechanism},
+             {{degraded, failed}, HealthLevel::ok, ExitCode::ok, HealthLevel::failed, ExitCode::validation_failed},
+             {{failed}, HealthLevel::degraded, ExitCode::ok, HealthLevel::failed, ExitCode::validation_failed},
+             {{failed}, HealthLevel::failed, ExitCode::no_mechanism, HealthLevel::failed, ExitCode::no_mechanism},
          }) {
-        std::string verdict = row.verdict;
+        HealthLevel verdict = row.verdict;
         ExitCode code = row.code;
         apply_findings(row.findings, verdict, code);
         CHECK(verdict == row.expected_verdict);

@@ -149,7 +149,7 @@ TEST_CASE("a failed validation check rejects the mechanism and selection falls b
     const auto decision = select_mechanism(machine({{"H100", "9.0"}}), recipes(), recipes().workloads.at("generic"),
                                            all_packages(), std::nullopt, checks);
     CHECK(decision.mechanism == "flash2");
-    CHECK(decision.fell_back_after_validation);
+    CHECK(decision.outcome == DecisionOutcome::fell_back_after_validation);
     CHECK_THAT(decision.candidates.front().reasons.front(),
                Catch::Contains("check attention.bf16.wgmma failed on GPU 0"));
 }
@@ -165,7 +165,7 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
         CHECK(request->mechanism == "flash2");
         const auto decision = select_mechanism(h100, recipes(), generic, packages, request, {});
         CHECK(decision.mechanism == "flash2");
-        CHECK(decision.source == "override");
+        CHECK(decision.source == DecisionSource::override);
     }
     SECTION("auto means choose") {
         CHECK_FALSE(read_override({{"PROVISION_ATTENTION", "Auto"}}, generic, recipes()).has_value());
@@ -174,7 +174,7 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
         const auto request = read_override({{"PROVISION_ATTENTION", "flash3"}}, generic, recipes());
         const auto decision = select_mechanism(machine({{"T4", "7.5"}}), recipes(), generic, packages, request, {});
         CHECK(decision.mechanism.empty());
-        CHECK(decision.override_refused);
+        CHECK(decision.outcome == DecisionOutcome::override_refused);
         CHECK_THAT(decision.reason, Catch::Contains("PROVISION_ATTENTION=flash3 cannot be served"));
     }
     SECTION("PROVISION_FORCE=1 proceeds with a warning") {
@@ -182,7 +182,7 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
             read_override({{"PROVISION_ATTENTION", "flash3"}, {"PROVISION_FORCE", "1"}}, generic, recipes());
         const auto decision = select_mechanism(machine({{"T4", "7.5"}}), recipes(), generic, packages, request, {});
         CHECK(decision.mechanism == "flash3");
-        CHECK(decision.source == "forced");
+        CHECK(decision.source == DecisionSource::forced);
         REQUIRE(decision.warnings.size() == 1);
     }
     SECTION("an unknown name is a usage error listing the valid ones") {
@@ -233,8 +233,7 @@ TEST_CASE("an override the workload has no use for is refused, naming what it ac
         const auto request = read_override({{"PROVISION_ATTENTION", "sdpa"}}, vllm, recipes());
         const auto decision = select_mechanism(a100, recipes(), vllm, packages, request, {});
         CHECK(decision.mechanism.empty());
-        CHECK(decision.override_refused);
-        CHECK_FALSE(decision.override_failed_validation);
+        CHECK(decision.outcome == DecisionOutcome::override_refused);
         CHECK_THAT(decision.reason, Catch::Contains("PROVISION_ATTENTION=sdpa cannot be served"));
         CHECK_THAT(decision.reason, Catch::Contains("the 'vllm' workload cannot use sdpa"));
         CHECK_THAT(decision.reason, Catch::Contains("accepts: eager, flash2, flash3, flex"));
@@ -248,7 +247,7 @@ TEST_CASE("an override the workload has no use for is refused, naming what it ac
             read_override({{"PROVISION_ATTENTION", "xformers"}, {"PROVISION_FORCE", "1"}}, vllm, recipes());
         const auto decision = select_mechanism(a100, recipes(), vllm, packages, request, {});
         CHECK(decision.mechanism == "xformers");
-        CHECK(decision.source == "forced");
+        CHECK(decision.source == DecisionSource::forced);
         REQUIRE(decision.warnings.size() == 1);
         CHECK_THAT(decision.warnings.front(), Catch::Contains("cannot use xformers"));
     }
@@ -257,14 +256,14 @@ TEST_CASE("an override the workload has no use for is refused, naming what it ac
         const auto request = read_override({{"COMFYUI_ATTENTION_MECHANISM", "flash3"}}, comfyui, recipes());
         const auto decision = select_mechanism(machine({{"H100", "9.0"}}), recipes(), comfyui, packages, request, {});
         CHECK(decision.mechanism == "flash3");
-        CHECK(decision.source == "override");
+        CHECK(decision.source == DecisionSource::override);
     }
     SECTION("ComfyUI has no FlexAttention option") {
         const auto& comfyui = recipes().workloads.at("comfyui");
         const auto request = read_override({{"COMFYUI_ATTENTION_MECHANISM", "flex"}}, comfyui, recipes());
         const auto decision = select_mechanism(a100, recipes(), comfyui, packages, request, {});
         CHECK(decision.mechanism.empty());
-        CHECK(decision.override_refused);
+        CHECK(decision.outcome == DecisionOutcome::override_refused);
     }
     SECTION("the generic workload takes every mechanism") {
         const auto& generic = recipes().workloads.at("generic");

@@ -38,7 +38,7 @@ Gpu gpu(int index, const std::string& name) {
     return g;
 }
 
-CheckRecord check(int gpu, const std::string& name, double tflops, const std::string& status = "passed") {
+CheckRecord check(int gpu, const std::string& name, double tflops, CheckStatus status = CheckStatus::passed) {
     CheckRecord record;
     record.gpu = gpu;
     record.name = name;
@@ -154,8 +154,8 @@ TEST_CASE("compare_throughput judges each measured check against its model's fig
     }
     SECTION("quick validation, failed checks and checks of other GPUs are left alone") {
         CHECK(compare_throughput(gpus, {check(0, "attention.bf16.wgmma", 0)}, table).empty());
-        CHECK(compare_throughput(gpus, {check(0, "attention.bf16.wgmma", 10, "failed")}, table).empty());
-        CHECK(compare_throughput(gpus, {check(0, "attention.bf16.wgmma", 10, "timeout")}, table).empty());
+        CHECK(compare_throughput(gpus, {check(0, "attention.bf16.wgmma", 10, CheckStatus::failed)}, table).empty());
+        CHECK(compare_throughput(gpus, {check(0, "attention.bf16.wgmma", 10, CheckStatus::timeout)}, table).empty());
         CHECK(compare_throughput({gpus[0]}, {check(3, "attention.bf16.wgmma", 10)}, table).empty());
     }
 }

@@ -48,10 +48,10 @@ TEST_CASE("worker faults: a crashing or killed worker is contained and named", "
         // Its result was printed before the worker died (whatever it is on this build).
         CHECK_THAT(outcomes[0].detail, !Catch::Contains("died of"));
         CHECK(outcomes[1].name == "gemm.tf32");
-        CHECK(outcomes[1].status == "error");
+        CHECK(outcomes[1].status == CheckStatus::error);
         CHECK_THAT(outcomes[1].detail, Catch::Contains(signal));
         CHECK(outcomes[2].gpu == 1);
-        CHECK(outcomes[2].status == "error");
+        CHECK(outcomes[2].status == CheckStatus::error);
         CHECK_THAT(outcomes[2].detail, Catch::Contains(signal));
         reliability::record("validation", std::string("the check worker of a GPU ") +
                                               (std::string(fault) == "crash" ? "crashes (SIGSEGV)" : "is killed (SIGKILL)") +

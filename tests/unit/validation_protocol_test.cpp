@@ -10,13 +10,13 @@
 using namespace provision;
 
 TEST_CASE("a result line round-trips, awkward detail text included", "[validation][protocol]") {
-    CheckOutcome result{3, "attention.bf16", "failed", 0.25, 0.0081, 1.5, 0, "line one\nline \"two\" 'three' = { x }"};
+    CheckOutcome result{3, "attention.bf16", CheckStatus::failed, 0.25, 0.0081, 1.5, 0, "line one\nline \"two\" 'three' = { x }"};
     const std::string line = format_result_line(result);
     CHECK(line.find('\n') == std::string::npos);
     const auto parsed = parse_result_line(line);
     REQUIRE(parsed);
     CHECK(parsed->name == "attention.bf16");
-    CHECK(parsed->status == "failed");
+    CHECK(parsed->status == CheckStatus::failed);
     CHECK(parsed->max_rel_error == 0.25);
     CHECK(parsed->tolerance == 0.0081);
     CHECK(parsed->ms == 1.5);
@@ -24,7 +24,7 @@ TEST_CASE("a result line round-trips, awkward detail text included", "[validatio
 }
 
 TEST_CASE("a NaN error survives the trip", "[validation][protocol]") {
-    CheckOutcome result{0, "gemm.tf32", "failed", NAN, 1e-3, 0, 0, ""};
+    CheckOutcome result{0, "gemm.tf32", CheckStatus::failed, NAN, 1e-3, 0, 0, ""};
     const auto parsed = parse_result_line(format_result_line(result));
     REQUIRE(parsed);
     CHECK(std::isnan(parsed->max_rel_error));
@@ -35,7 +35,7 @@ TEST_CASE("lines that are not results are set aside", "[validation][protocol]") 
     CHECK_FALSE(parse_result_line("result = 3"));
     CHECK_FALSE(parse_result_line("result = { status = \"passed\" }"));  // no name
     CHECK_FALSE(parse_result_line("result = { name = \"gemm.tf32\", sta"));  // cut off by a kill
-    const std::string good = format_result_line({0, "gemm.tf32", "passed", 1e-4, 1e-3, 2, 0, ""});
+    const std::string good = format_result_line({0, "gemm.tf32", CheckStatus::passed, 1e-4, 1e-3, 2, 0, ""});
     const WorkerOutput output = parse_worker_output("CUDA says hello\n\n" + good + "\nresult = {");
     CHECK(output.results.size() == 1);
     CHECK(output.results.count("gemm.tf32") == 1);
@@ -54,7 +54,7 @@ TEST_CASE("fault specs pick the fault of the first matching entry", "[validation
 
 TEST_CASE("the worker command line names the GPU, mode, fault and checks", "[validation][protocol]") {
     ValidationOptions options;
-    options.mode = "full";
+    options.mode = ValidateMode::full;
     options.fault = "*=hang";
     const auto args = worker_arguments({2, {"attention.fp16", "gemm.tf32"}}, options);
     CHECK(args == std::vector<std::string>{"__check-worker", "--gpu", "2", "--mode", "full", "--fault", "*=hang", "--",
@@ -70,11 +70,11 @@ TEST_CASE("the worker prints one parsable result per check", "[validation][proto
     const WorkerOutput output = parse_worker_output(out.str());
     CHECK(output.unparsed.empty());
     REQUIRE(output.results.size() == 2);
-    CHECK(output.results.at("no.such.check").status == "error");
+    CHECK(output.results.at("no.such.check").status == CheckStatus::error);
     CHECK(output.results.at("no.such.check").detail.find("unknown check") != std::string::npos);
-    const std::string& status_fp16 = output.results.at("attention.fp16").status;
-    CHECK((status_fp16 == "passed" || status_fp16 == "unsupported" || status_fp16 == "error"));
-    if (!provision::kernels::kernels_available()) CHECK(status_fp16 == "unsupported");
+    const CheckStatus status_fp16 = output.results.at("attention.fp16").status;
+    CHECK((status_fp16 == CheckStatus::passed || status_fp16 == CheckStatus::unsupported || status_fp16 == CheckStatus::error));
+    if (!provision::kernels::kernels_available()) CHECK(status_fp16 == CheckStatus::unsupported);
 }
 
 TEST_CASE("the worker refuses bad arguments with status 2", "[validation][protocol]") {
@@ -88,23 +88,23 @@ TEST_CASE("the worker refuses bad arguments with status 2", "[validation][protoc
 TEST_CASE("outcomes: results kept, missing ones explained by how the worker ended", "[validation][protocol]") {
     const GpuChecks job{1, {"attention.fp16", "gemm.tf32"}};
     ChildOutcome child;
-    child.out = format_result_line({0, "attention.fp16", "passed", 1e-3, 4e-3, 1, 0, ""}) + "\n";
+    child.out = format_result_line({0, "attention.fp16", CheckStatus::passed, 1e-3, 4e-3, 1, 0, ""}) + "\n";
 
     SECTION("killed at the limit") {
         child.timed_out = true;
         child.signal = 9;
         const auto outcomes = outcomes_from_worker(job, child, 5);
         REQUIRE(outcomes.size() == 2);
-        CHECK(outcomes[0].status == "passed");
+        CHECK(outcomes[0].status == CheckStatus::passed);
         CHECK(outcomes[0].gpu == 1);
-        CHECK(outcomes[1].status == "timeout");
+        CHECK(outcomes[1].status == CheckStatus::timeout);
         CHECK(outcomes[1].detail.find("5 s") != std::string::npos);
     }
     SECTION("crashed") {
         child.signal = 11;
         child.err = "some noise\nSegmentation fault in libcuda\n\n";
         const auto outcomes = outcomes_from_worker(job, child, 5);
-        CHECK(outcomes[1].status == "error");
+        CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail.find("signal 11") != std::string::npos);
         CHECK(outcomes[1].detail.find("Segmentation fault in libcuda") != std::string::npos);
     }
@@ -112,7 +112,7 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
         child.exit_code = 1;
         child.out += "Traceback: something odd\n";
         const auto outcomes = outcomes_from_worker(job, child, 5);
-        CHECK(outcomes[1].status == "error");
+        CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail.find("status 1") != std::string::npos);
         CHECK(outcomes[1].detail.find("Traceback: something odd") != std::string::npos);
     }
@@ -120,14 +120,20 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
         child = ChildOutcome{};
         child.start_error = "cannot start /nowhere: No such file or directory";
         const auto outcomes = outcomes_from_worker(job, child, 5);
-        CHECK(outcomes[0].status == "error");
+        CHECK(outcomes[0].status == CheckStatus::error);
         CHECK(outcomes[0].detail.find("/nowhere") != std::string::npos);
     }
     SECTION("an unknown status is an error") {
-        child.out = format_result_line({0, "gemm.tf32", "great", 0, 0, 0, 0, ""});
+        child.out = R"(result = { name = "gemm.tf32", status = "great", detail = "fine" })";
         child.exit_code = 0;
         const auto outcomes = outcomes_from_worker(job, child, 5);
-        CHECK(outcomes[1].status == "error");
+        CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail.find("great") != std::string::npos);
+    }
+    SECTION("timeout is the parent's word, never a worker's") {
+        child.out = R"(result = { name = "gemm.tf32", status = "timeout" })";
+        const auto outcomes = outcomes_from_worker(job, child, 5);
+        CHECK(outcomes[1].status == CheckStatus::error);
+        CHECK(outcomes[1].detail == "the worker reported an unknown status 'timeout'");
     }
 }

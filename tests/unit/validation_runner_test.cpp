@@ -67,7 +67,7 @@ TEST_CASE("runner: results of every GPU's worker come back in order", "[validati
     CHECK(outcomes[2].gpu == 3);
     CHECK(outcomes[2].detail == "gpu 3");
     for (const auto& outcome : outcomes) {
-        CHECK(outcome.status == "passed");
+        CHECK(outcome.status == CheckStatus::passed);
         CHECK(outcome.max_rel_error == 0.001);
         CHECK(outcome.ms == 1.5);
     }
@@ -79,7 +79,7 @@ TEST_CASE("runner: a hung worker is killed at the limit and reported timeout", "
     const auto outcomes = run_validation({{0, {"attention.bf16"}}}, options_for(worker, 0.5));
     CHECK(seconds_since(start) < 5);
     REQUIRE(outcomes.size() == 1);
-    CHECK(outcomes[0].status == "timeout");
+    CHECK(outcomes[0].status == CheckStatus::timeout);
 }
 
 TEST_CASE("runner: results printed before a hang are kept", "[validation][runner]") {
@@ -87,9 +87,9 @@ TEST_CASE("runner: results printed before a hang are kept", "[validation][runner
 sleep 30)");
     const auto outcomes = run_validation({{0, {"attention.fp16", "gemm.tf32"}}}, options_for(worker, 0.5));
     REQUIRE(outcomes.size() == 2);
-    CHECK(outcomes[0].status == "failed");
+    CHECK(outcomes[0].status == CheckStatus::failed);
     CHECK(outcomes[0].max_rel_error == 0.5);
-    CHECK(outcomes[1].status == "timeout");
+    CHECK(outcomes[1].status == CheckStatus::timeout);
 }
 
 TEST_CASE("runner: GPUs run in parallel, each under its own limit", "[validation][runner]") {
@@ -100,14 +100,14 @@ TEST_CASE("runner: GPUs run in parallel, each under its own limit", "[validation
                        options_for(worker, 10));
     CHECK(seconds_since(start) < 3.5);  // one after the other would take 4 s
     REQUIRE(outcomes.size() == 4);
-    for (const auto& outcome : outcomes) CHECK(outcome.status == "passed");
+    for (const auto& outcome : outcomes) CHECK(outcome.status == CheckStatus::passed);
 }
 
 TEST_CASE("runner: a crashing worker is an error that names the signal", "[validation][runner]") {
     FakeWorker worker("echo 'about to fall over' >&2\nkill -SEGV $$");
     const auto outcomes = run_validation({{0, {"attention.bf16"}}}, options_for(worker, 10));
     REQUIRE(outcomes.size() == 1);
-    CHECK(outcomes[0].status == "error");
+    CHECK(outcomes[0].status == CheckStatus::error);
     CHECK(outcomes[0].detail.find("signal 11") != std::string::npos);
     CHECK(outcomes[0].detail.find("about to fall over") != std::string::npos);
 }
@@ -116,7 +116,7 @@ TEST_CASE("runner: garbage output is an error that quotes it", "[validation][run
     FakeWorker worker("echo 'this is not TOML {'");
     const auto outcomes = run_validation({{0, {"gemm.tf32"}}}, options_for(worker, 10));
     REQUIRE(outcomes.size() == 1);
-    CHECK(outcomes[0].status == "error");
+    CHECK(outcomes[0].status == CheckStatus::error);
     CHECK(outcomes[0].detail.find("status 0") != std::string::npos);
     CHECK(outcomes[0].detail.find("this is not TOML {") != std::string::npos);
 }
@@ -127,7 +127,7 @@ TEST_CASE("runner: a worker that cannot start is an error", "[validation][runner
     const auto outcomes = run_validation({{0, {"gemm.tf32"}}, {1, {"gemm.tf32"}}}, options);
     REQUIRE(outcomes.size() == 2);
     for (const auto& outcome : outcomes) {
-        CHECK(outcome.status == "error");
+        CHECK(outcome.status == CheckStatus::error);
         CHECK(outcome.detail.find("/nonexistent/provision") != std::string::npos);
     }
 }
@@ -135,7 +135,7 @@ TEST_CASE("runner: a worker that cannot start is an error", "[validation][runner
 TEST_CASE("runner: the worker sees the mode and the fault spec", "[validation][runner]") {
     FakeWorker worker(R"(echo "result = { name = \"gemm.tf32\", status = \"passed\", detail = \"$*\" }")");
     ValidationOptions options = options_for(worker, 10);
-    options.mode = "full";
+    options.mode = ValidateMode::full;
     options.fault = "gemm.tf32=wrong-result";
     const auto outcomes = run_validation({{5, {"gemm.tf32"}}}, options);
     REQUIRE(outcomes.size() == 1);
