@@ -11,7 +11,7 @@ std::string count_of(std::uint64_t count, const char* one, const char* many) {
     return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
-// One finding per GPU signal that fired, in health/signals.h's order.
+// One finding per GPU signal that fired, in recipe/health_signals.h's order.
 void gpu_findings(const Gpu& gpu, const HealthPolicy& policy, std::vector<Finding>& out) {
     const GpuHealth& health = gpu.health;
     const std::string who = fmt::format("GPU {} ({})", gpu.index, gpu.name);

@@ -16,7 +16,7 @@ namespace provision {
 struct Finding {
     int gpu = -1;         // the GPU's index as the workload sees it; -1: the driver, or a GPU it cannot see
     int nvml_index = -1;  // NVML's index of the GPU concerned, -1 when none or unknown
-    std::string signal;   // the [policy] key (health/signals.h)
+    std::string signal;   // the [policy] key (recipe/health_signals.h)
     HealthLevel level = HealthLevel::ok;
     std::string words;    // what happened and what it means, for a pod user
 };

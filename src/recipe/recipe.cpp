@@ -9,8 +9,6 @@
 
 namespace provision {
 
-std::string SourceRef::str() const { return fmt::format("{}:{}:{}", file, line, column); }
-
 bool CapabilityBounds::contains(const ComputeCapability& cc) const {
     if (min && cc < *min) return false;
     if (max && *max < cc) return false;

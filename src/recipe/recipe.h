@@ -8,18 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "gpu/inventory.h"
+#include "core/compute_capability.h"
+#include "core/source_ref.h"
 #include "recipe/throughput.h"
 
 namespace provision {
-
-// Where a value came from, so cross-reference errors can point at it.
-struct SourceRef {
-    std::string file;
-    int line = 0;
-    int column = 0;
-    std::string str() const;  // "file:line:column"
-};
 
 struct CapabilityBounds {
     std::optional<ComputeCapability> min;
@@ -104,7 +97,7 @@ enum class HealthLevel { ok, degraded, failed };
 const char* health_level_name(HealthLevel level);
 
 // [policy]: how much each health signal and driver fault class weighs
-// (health/signals.h names them).
+// (recipe/health_signals.h names them).
 struct HealthPolicy {
     std::map<std::string, HealthLevel> levels;
     // GPU memory in use at start from which "memory_in_use" counts, besides

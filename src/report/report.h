@@ -11,24 +11,14 @@
 #include "health/torch_findings.h"
 #include "python/workload_python.h"
 #include "select/selection.h"
+#include "validate/validation.h"
 
 namespace provision {
-
-struct CheckRecord {
-    int gpu = 0;
-    std::string name;
-    std::string status;  // passed | failed | unsupported | error | timeout
-    double max_rel_error = 0;
-    double tolerance = 0;
-    double ms = 0;
-    double tflops = 0;
-    std::string detail;
-};
 
 struct ValidationSummary {
     std::string status = "skipped";  // passed | failed | skipped
     std::string reason;              // why skipped, or what failed
-    std::vector<CheckRecord> checks;
+    std::vector<CheckOutcome> checks;
     double wall_ms = 0;
 };
 

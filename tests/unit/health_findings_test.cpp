@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "health/findings.h"
-#include "health/signals.h"
+#include "recipe/health_signals.h"
 #include "recipe/recipe_loader.h"
 #include "test_support.h"
 
