@@ -8,9 +8,9 @@
 //   cmake --build build --target python_discovery_cost      # a build with CUDA (bench/ is built there)
 // or, without CUDA:
 //   cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DPROVISION_WITH_CUDA=OFF -DPROVISION_BUILD_TESTS=OFF
-//   cmake --build build-release --target provision_core
-//   g++ -O2 -std=c++20 -DNDEBUG -Isrc -Ikernels -o /tmp/python_discovery_cost
-//       bench/python_discovery_cost.cpp build-release/libprovision_core.a -lfmt -ldl     (one command)
+//   cmake --build build-release --target provision_src_python     (and the folders it links)
+//   g++ -O2 -std=c++20 -DNDEBUG -Isrc -Ikernels -o /tmp/python_discovery_cost bench/python_discovery_cost.cpp
+//       build-release/libprovision_src_{python,packages,core}.a -lfmt -ldl     (one command)
 #include <chrono>
 #include <cstdio>
 #include <filesystem>

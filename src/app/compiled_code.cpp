@@ -39,7 +39,7 @@ std::map<std::string, std::vector<std::string>> candidate_packages(
             return mechanism.compute_capability.contains(gpu.compute_capability);
         });
         if (!in_range) continue;
-        for (const auto& alternatives : mechanism.packages_on(inventory))
+        for (const auto& alternatives : mechanism.packages_on(architectures_of(inventory)))
             for (const auto& text : alternatives.any_of) {
                 auto& mechanisms = needed[normalize_package_name(Requirement::parse(text).name)];
                 if (std::find(mechanisms.begin(), mechanisms.end(), name) == mechanisms.end())

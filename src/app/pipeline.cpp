@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "app/compiled_code.h"
+#include "app/run_outcome.h"
 #include "core/suggest.h"
 #include "core/text.h"
 #include "env/env_file.h"
@@ -302,32 +303,28 @@ Plan plan_run(const Options& options) {
     const auto features = feature_states(report.inventory, recipes, verdicts);
 
     const Decision& decision = report.decision;
-    if (decision.mechanism.empty()) {
-        report.verdict = HealthLevel::failed;
-        plan.exit_code = decision.outcome == DecisionOutcome::override_failed_validation ? ExitCode::validation_failed
-                                                                                         : ExitCode::no_mechanism;
-        if (decision.outcome == DecisionOutcome::nothing_serves && first.mechanism.size())
-            plan.exit_code = ExitCode::validation_failed;  // only the checks stood in the way
-        return plan;
+    RunFacts facts;
+    facts.mechanism_chosen = !decision.mechanism.empty();
+    facts.chosen_before_checks = !first.mechanism.empty();
+    facts.outcome = decision.outcome;
+    facts.source = decision.source;
+    facts.validation = report.validation.status;
+    facts.check_mode = options.check;
+    facts.worst_finding = worst_level(report.findings);
+    if (facts.mechanism_chosen) {
+        report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
+        for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
+        check_sensitive_settings(report.env, options.environment, report.notes);
+        report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
+        // --validate=full: a GPU well below its model's throughput serves, degraded.
+        for (auto& figure : compare_throughput(report.inventory.gpus, report.validation.checks, recipes.throughput)) {
+            facts.below_expected_throughput = facts.below_expected_throughput || figure.degraded;
+            if (figure.degraded || figure.expected == 0) report.notes.push_back(std::move(figure.words));
+        }
     }
-    report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
-    for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
-    check_sensitive_settings(report.env, options.environment, report.notes);
-    report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
-    const bool degraded = decision.source == DecisionSource::forced ||
-                          decision.outcome == DecisionOutcome::fell_back_after_validation ||
-                          report.validation.status == ValidationStatus::failed;
-    report.verdict = degraded ? HealthLevel::degraded : HealthLevel::ok;
-    if (options.check && report.validation.status == ValidationStatus::failed) {
-        report.verdict = HealthLevel::failed;
-        plan.exit_code = ExitCode::validation_failed;
-    }
-    // --validate=full: a GPU well below its model's throughput serves, degraded.
-    for (auto& figure : compare_throughput(report.inventory.gpus, report.validation.checks, recipes.throughput)) {
-        if (figure.degraded && report.verdict == HealthLevel::ok) report.verdict = HealthLevel::degraded;
-        if (figure.degraded || figure.expected == 0) report.notes.push_back(std::move(figure.words));
-    }
-    apply_findings(report.findings, report.verdict, plan.exit_code);
+    const RunOutcome outcome = decide_run_outcome(facts);
+    report.verdict = outcome.verdict;
+    plan.exit_code = outcome.exit_code;
     return plan;
 }
 

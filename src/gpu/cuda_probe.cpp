@@ -1,12 +1,11 @@
 #include "gpu/cuda_probe.h"
 
 #include <optional>
-#include <type_traits>
 
 #include <fmt/format.h>
 
+#include "core/shared_library.h"
 #include "gpu/cuda_api.h"
-#include "gpu/shared_library.h"
 
 namespace provision {
 
@@ -25,25 +24,20 @@ struct CudaFunctions {
     cuda::DeviceGetUuidFn physical_uuid = nullptr;
     cuda::GetErrorStringFn error_string = nullptr;
 
+    // The first required function the library lacks, or "".
     std::string load(const SharedLibrary& library) {
-        std::string missing;
-        auto require = [&](auto& slot, const char* symbol) {
-            slot = library.symbol<std::remove_reference_t<decltype(slot)>>(symbol);
-            if (!slot && missing.empty()) missing = symbol;
-        };
-        require(init, "cuInit");
-        require(driver_version, "cuDriverGetVersion");
-        require(device_count, "cuDeviceGetCount");
-        require(device, "cuDeviceGet");
-        require(name, "cuDeviceGetName");
-        require(attribute, "cuDeviceGetAttribute");
-        require(total_memory, "cuDeviceTotalMem_v2");
-        physical_uuid = library.symbol<cuda::DeviceGetUuidFn>("cuDeviceGetUuid");
-        uuid = library.symbol<cuda::DeviceGetUuidFn>("cuDeviceGetUuid_v2");
-        if (!uuid) uuid = physical_uuid;
-        if (!uuid && missing.empty()) missing = "cuDeviceGetUuid";
-        error_string = library.symbol<cuda::GetErrorStringFn>("cuGetErrorString");
-        return missing;
+        return library.resolve({
+            Symbol::required(init, "cuInit"),
+            Symbol::required(driver_version, "cuDriverGetVersion"),
+            Symbol::required(device_count, "cuDeviceGetCount"),
+            Symbol::required(device, "cuDeviceGet"),
+            Symbol::required(name, "cuDeviceGetName"),
+            Symbol::required(attribute, "cuDeviceGetAttribute"),
+            Symbol::required(total_memory, "cuDeviceTotalMem_v2"),
+            Symbol::required(uuid, {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}),
+            Symbol::optional(physical_uuid, "cuDeviceGetUuid"),
+            Symbol::optional(error_string, "cuGetErrorString"),
+        });
     }
 
     std::string describe(cuda::Result code) const {

@@ -11,7 +11,7 @@
 #include "core/regular_file.h"
 #include "gpu/detect.h"
 #include "gpu/visible_devices.h"
-#include "recipe/toml_reader.h"
+#include "toml/toml_reader.h"
 
 namespace provision {
 

@@ -6,17 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/compute_capability.h"
+
 namespace provision {
-
-struct ComputeCapability {
-    int major = 0;
-    int minor = 0;
-
-    // "9.0" -> {9, 0}; std::nullopt when the text is not MAJOR.MINOR.
-    static std::optional<ComputeCapability> parse(const std::string& text);
-    std::string str() const;
-    auto operator<=>(const ComputeCapability&) const = default;
-};
 
 // Health signals NVML reports for one GPU.  Each is empty where it could not
 // be read: a driver without the function, a GPU without the feature

@@ -1,14 +1,13 @@
 #include "gpu/nvml_probe.h"
 
 #include <cstdint>
-#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "core/shared_library.h"
 #include "gpu/cuda_api.h"
 #include "gpu/nvml_api.h"
-#include "gpu/shared_library.h"
 
 namespace provision {
 
@@ -36,44 +35,32 @@ struct NvmlFunctions {
     nvml::DeviceGetComputeRunningProcessesFn compute_processes = nullptr;
     nvml::DeviceGetMigModeFn mig_mode = nullptr;
 
-    // The first required function the library lacks, or "".
+    // The first required function the library lacks, or "".  Health
+    // queries in the order NVIDIA introduced them: the newest name first.
     std::string load(const SharedLibrary& library) {
-        std::string missing;
-        auto require = [&](auto& slot, const char* symbol) {
-            slot = library.symbol<std::remove_reference_t<decltype(slot)>>(symbol);
-            if (!slot && missing.empty()) missing = symbol;
-        };
-        require(init, "nvmlInit_v2");
-        require(shutdown, "nvmlShutdown");
-        require(driver_version, "nvmlSystemGetDriverVersion");
-        require(device_count, "nvmlDeviceGetCount_v2");
-        require(handle_by_index, "nvmlDeviceGetHandleByIndex_v2");
-        require(name, "nvmlDeviceGetName");
-        require(uuid, "nvmlDeviceGetUUID");
-        require(memory, "nvmlDeviceGetMemoryInfo");
-        error_string = library.symbol<nvml::ErrorStringFn>("nvmlErrorString");
-        cuda_driver_version = library.symbol<nvml::SystemGetCudaDriverVersionFn>("nvmlSystemGetCudaDriverVersion_v2");
-        compute_capability =
-            library.symbol<nvml::DeviceGetCudaComputeCapabilityFn>("nvmlDeviceGetCudaComputeCapability");
-        load_health(library);
-        return missing;
-    }
-
-    void load_health(const SharedLibrary& library) {
-        // Each in the order NVIDIA introduced them: the newest name first.
-        auto first_of = [&](auto& slot, std::initializer_list<const char*> symbols) {
-            for (const char* symbol : symbols)
-                if ((slot = library.symbol<std::remove_reference_t<decltype(slot)>>(symbol))) return;
-        };
-        first_of(memory_v2, {"nvmlDeviceGetMemoryInfo_v2"});
-        first_of(ecc_errors, {"nvmlDeviceGetTotalEccErrors"});
-        first_of(retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
-        first_of(remapped_rows, {"nvmlDeviceGetRemappedRows"});
-        first_of(clocks_event_reasons,
-                 {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
-        first_of(compute_processes, {"nvmlDeviceGetComputeRunningProcesses_v3",
-                                     "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses"});
-        first_of(mig_mode, {"nvmlDeviceGetMigMode"});
+        return library.resolve({
+            Symbol::required(init, "nvmlInit_v2"),
+            Symbol::required(shutdown, "nvmlShutdown"),
+            Symbol::required(driver_version, "nvmlSystemGetDriverVersion"),
+            Symbol::required(device_count, "nvmlDeviceGetCount_v2"),
+            Symbol::required(handle_by_index, "nvmlDeviceGetHandleByIndex_v2"),
+            Symbol::required(name, "nvmlDeviceGetName"),
+            Symbol::required(uuid, "nvmlDeviceGetUUID"),
+            Symbol::required(memory, "nvmlDeviceGetMemoryInfo"),
+            Symbol::optional(error_string, "nvmlErrorString"),
+            Symbol::optional(cuda_driver_version, "nvmlSystemGetCudaDriverVersion_v2"),
+            Symbol::optional(compute_capability, "nvmlDeviceGetCudaComputeCapability"),
+            Symbol::optional(memory_v2, "nvmlDeviceGetMemoryInfo_v2"),
+            Symbol::optional(ecc_errors, "nvmlDeviceGetTotalEccErrors"),
+            Symbol::optional(retired_pages_pending, "nvmlDeviceGetRetiredPagesPendingStatus"),
+            Symbol::optional(remapped_rows, "nvmlDeviceGetRemappedRows"),
+            Symbol::optional(clocks_event_reasons,
+                             {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"}),
+            Symbol::optional(compute_processes,
+                             {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
+                              "nvmlDeviceGetComputeRunningProcesses"}),
+            Symbol::optional(mig_mode, "nvmlDeviceGetMigMode"),
+        });
     }
 
     std::string describe(nvml::Return code) const {

@@ -11,7 +11,7 @@ std::string count_of(std::uint64_t count, const char* one, const char* many) {
     return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
-// One finding per GPU signal that fired, in health/signals.h's order.
+// One finding per GPU signal that fired, in recipe/health_signals.h's order.
 void gpu_findings(const Gpu& gpu, const HealthPolicy& policy, std::vector<Finding>& out) {
     const GpuHealth& health = gpu.health;
     const std::string who = fmt::format("GPU {} ({})", gpu.index, gpu.name);
@@ -102,19 +102,6 @@ HealthLevel worst_level(const std::vector<Finding>& findings) {
     HealthLevel worst = HealthLevel::ok;
     for (const Finding& finding : findings) worst = std::max(worst, finding.level);
     return worst;
-}
-
-void apply_findings(const std::vector<Finding>& findings, HealthLevel& verdict, ExitCode& exit_code) {
-    switch (worst_level(findings)) {
-        case HealthLevel::failed:
-            verdict = HealthLevel::failed;
-            if (exit_code == ExitCode::ok) exit_code = ExitCode::validation_failed;
-            break;
-        case HealthLevel::degraded:
-            if (verdict == HealthLevel::ok) verdict = HealthLevel::degraded;
-            break;
-        case HealthLevel::ok: break;
-    }
 }
 
 }  // namespace provision

@@ -16,7 +16,7 @@ namespace provision {
 struct Finding {
     int gpu = -1;         // the GPU's index as the workload sees it; -1: the driver, or a GPU it cannot see
     int nvml_index = -1;  // NVML's index of the GPU concerned, -1 when none or unknown
-    std::string signal;   // the [policy] key (health/signals.h)
+    std::string signal;   // the [policy] key (recipe/health_signals.h)
     HealthLevel level = HealthLevel::ok;
     std::string words;    // what happened and what it means, for a pod user
 };
@@ -27,10 +27,5 @@ std::vector<Finding> evaluate_health(const Inventory& inventory, const HealthPol
 
 // The worst level among the findings; ok when there are none.
 HealthLevel worst_level(const std::vector<Finding>& findings);
-
-// Findings can only make a run's verdict worse: "failed" stops the run
-// (exit 5: the GPU is deemed unhealthy, as for a failed validation) unless
-// it already fails for another reason; "degraded" marks an ok run.
-void apply_findings(const std::vector<Finding>& findings, HealthLevel& verdict, ExitCode& exit_code);
 
 }  // namespace provision

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpu/inventory.h"
+#include "core/compute_capability.h"
 #include "native/fatbin.h"
 
 namespace provision::native {

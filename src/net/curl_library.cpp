@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/shared_library.h"
+#include "core/shared_library.h"
 
 namespace provision {
 namespace {
@@ -17,13 +17,6 @@ struct Loaded {
     bool usable = false;
     std::string why_not;
 };
-
-template <typename Function>
-bool bind(const SharedLibrary& library, Function& slot, const char* name, std::string& missing) {
-    slot = library.template symbol<Function>(name);
-    if (slot == nullptr && missing.empty()) missing = name;
-    return slot != nullptr;
-}
 
 Loaded load() {
     Loaded loaded;
@@ -36,25 +29,25 @@ Loaded load() {
         return loaded;
     }
     loaded.library->keep_loaded();  // handles and global state live until exit or exec
-    const SharedLibrary& lib = *loaded.library;
     CurlLibrary& f = loaded.functions;
-    std::string missing;
-    bind(lib, f.global_init, "curl_global_init", missing);
-    bind(lib, f.easy_init, "curl_easy_init", missing);
-    bind(lib, f.easy_setopt, "curl_easy_setopt", missing);
-    bind(lib, f.easy_perform, "curl_easy_perform", missing);
-    bind(lib, f.easy_getinfo, "curl_easy_getinfo", missing);
-    bind(lib, f.easy_cleanup, "curl_easy_cleanup", missing);
-    bind(lib, f.easy_strerror, "curl_easy_strerror", missing);
-    bind(lib, f.easy_header, "curl_easy_header", missing);
-    bind(lib, f.easy_unescape, "curl_easy_unescape", missing);
-    bind(lib, f.free, "curl_free", missing);
-    bind(lib, f.slist_append, "curl_slist_append", missing);
-    bind(lib, f.slist_free_all, "curl_slist_free_all", missing);
-    bind(lib, f.url, "curl_url", missing);
-    bind(lib, f.url_cleanup, "curl_url_cleanup", missing);
-    bind(lib, f.url_set, "curl_url_set", missing);
-    bind(lib, f.url_get, "curl_url_get", missing);
+    const std::string missing = loaded.library->resolve({
+        Symbol::required(f.global_init, "curl_global_init"),
+        Symbol::required(f.easy_init, "curl_easy_init"),
+        Symbol::required(f.easy_setopt, "curl_easy_setopt"),
+        Symbol::required(f.easy_perform, "curl_easy_perform"),
+        Symbol::required(f.easy_getinfo, "curl_easy_getinfo"),
+        Symbol::required(f.easy_cleanup, "curl_easy_cleanup"),
+        Symbol::required(f.easy_strerror, "curl_easy_strerror"),
+        Symbol::required(f.easy_header, "curl_easy_header"),
+        Symbol::required(f.easy_unescape, "curl_easy_unescape"),
+        Symbol::required(f.free, "curl_free"),
+        Symbol::required(f.slist_append, "curl_slist_append"),
+        Symbol::required(f.slist_free_all, "curl_slist_free_all"),
+        Symbol::required(f.url, "curl_url"),
+        Symbol::required(f.url_cleanup, "curl_url_cleanup"),
+        Symbol::required(f.url_set, "curl_url_set"),
+        Symbol::required(f.url_get, "curl_url_get"),
+    });
     if (!missing.empty()) {
         loaded.why_not = fmt::format("{} lacks {} (libcurl 7.84 or newer is needed)", name, missing);
         return loaded;

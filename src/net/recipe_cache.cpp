@@ -8,17 +8,15 @@
 #include <fstream>
 #include <sstream>
 
-#include <fcntl.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/regular_file.h"
-#include "core/termination.h"
 #include "net/redaction.h"
 
 namespace provision {
@@ -47,33 +45,6 @@ std::string hex(std::uint64_t value) { return fmt::format("{:016x}", value); }
     throw Error(ExitCode::io_failure, fmt::format("cannot write {}: {}: {}", path, what, std::strerror(error)));
 }
 
-// Writes all of contents to fd, then flushes and closes it; unlinks
-// `temporary` and throws on any failure.
-void write_and_close(int fd, const std::string& temporary, const std::string& contents, const std::string& shown) {
-    auto abandon = [&](const char* what) {
-        const int error = errno;
-        ::close(fd);
-        ::unlink(temporary.c_str());
-        fail(shown, what, error);
-    };
-    if (::fchmod(fd, 0600) != 0) abandon("cannot set the file mode");
-    std::size_t written = 0;
-    while (written < contents.size()) {
-        const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            abandon("write failed");
-        }
-        written += static_cast<std::size_t>(n);
-    }
-    if (::fsync(fd) != 0) abandon("fsync failed");
-    if (::close(fd) != 0) {
-        const int error = errno;
-        ::unlink(temporary.c_str());
-        fail(shown, "close failed", error);
-    }
-}
-
 // The entries' folder is this user's alone (0700): find() trusts nothing
 // in a folder that others may write.
 void create_folder(const fs::path& folder) {
@@ -83,25 +54,14 @@ void create_folder(const fs::path& folder) {
     if (created) ::chmod(folder.c_str(), 0700);
 }
 
-// A temporary file in the same folder, renamed over `path`: readers see the
-// old file or the new one.  mkstemp's O_EXCL never follows a planted symlink.
+// Entries are 0600 (a recipe may be private).  The folder is this user's
+// own: whatever is at an entry's name is replaced.
 void write_atomically(const std::string& path, const std::string& contents) {
-    const fs::path target(path);
-    create_folder(target.parent_path());
-    std::string temporary = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
-    const int fd = ::mkstemp(temporary.data());
-    if (fd < 0) fail(path, "cannot create a temporary file beside it", errno);
-    remember_temporary_file(temporary);
-    struct Forget {
-        const std::string& path;
-        ~Forget() { forget_temporary_file(path); }
-    } forget{temporary};
-    write_and_close(fd, temporary, contents, path);
-    if (::rename(temporary.c_str(), path.c_str()) != 0) {
-        const int error = errno;
-        ::unlink(temporary.c_str());
-        fail(path, "rename failed", error);
-    }
+    create_folder(fs::path(path).parent_path());
+    const auto failure =
+        write_file_atomically(path, contents, {.mode = 0600, .replace = true, .only_replace_regular_file = false});
+    if (failure)
+        throw Error(ExitCode::io_failure, fmt::format("cannot write {}: {}", path, failure->message()));
 }
 
 std::string modification_time(const std::string& path) {
@@ -219,12 +179,10 @@ std::string RecipeCache::store_unverified(const std::string& url, const std::str
         }
     }
     std::string path = (fs::temp_directory_path() / "provision-recipe-XXXXXX.toml").string();
-    const int fd = ::mkstemps(path.data(), 5);
-    if (fd < 0) fail(path, "cannot create a temporary file", errno);
     // Lives until the recipes are loaded (the caller removes it then), or
     // until a signal stops the run.
-    remember_temporary_file(path);
-    write_and_close(fd, path, body, path);
+    if (const auto failure = write_temporary_file(path, 5, body, 0600))
+        throw Error(ExitCode::io_failure, fmt::format("cannot write {}: {}", path, failure->message()));
     temporary = true;
     return path;
 }

@@ -7,8 +7,8 @@
 //   <cache_dir>/recipes/<hash>.meta   TOML: url (redacted), etag, body size
 //                                     and checksum, fetch time
 // Each file is written to a temporary file in the same folder, flushed and
-// renamed, so a reader never sees half a file.  Files are created 0600: a
-// recipe may be private.
+// renamed, so a reader never sees half a file (src/core/atomic_file.h).
+// Files are created 0600: a recipe may be private.
 //
 // A cached body is used only when it is verified: a regular file and a
 // folder owned by this user and writable by no one else, and a body whose

@@ -11,7 +11,7 @@
 #include "net/http_client.h"
 #include "net/recipe_cache.h"
 #include "net/redaction.h"
-#include "recipe/toml_reader.h"
+#include "toml/toml_reader.h"
 
 namespace provision {
 namespace {

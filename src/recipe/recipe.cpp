@@ -9,8 +9,6 @@
 
 namespace provision {
 
-std::string SourceRef::str() const { return fmt::format("{}:{}:{}", file, line, column); }
-
 bool CapabilityBounds::contains(const ComputeCapability& cc) const {
     if (min && cc < *min) return false;
     if (max && *max < cc) return false;
@@ -76,13 +74,13 @@ HealthLevel HealthPolicy::level(const std::string& key) const {
     return it == levels.end() ? HealthLevel::degraded : it->second;
 }
 
-std::vector<PackageAlternatives> MechanismSpec::packages_on(const Inventory& inventory) const {
+std::vector<PackageAlternatives> MechanismSpec::packages_on(const std::vector<std::string>& architectures) const {
     std::vector<PackageAlternatives> all = packages;
     std::vector<std::string> seen;
-    for (const auto& gpu : inventory.gpus) {
-        if (std::find(seen.begin(), seen.end(), gpu.architecture) != seen.end()) continue;
-        seen.push_back(gpu.architecture);
-        const auto it = packages_for.find(gpu.architecture);
+    for (const auto& architecture : architectures) {
+        if (std::find(seen.begin(), seen.end(), architecture) != seen.end()) continue;
+        seen.push_back(architecture);
+        const auto it = packages_for.find(architecture);
         if (it != packages_for.end()) all.insert(all.end(), it->second.begin(), it->second.end());
     }
     return all;

@@ -8,19 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/compute_capability.h"
+#include "core/source_ref.h"
 #include "core/states.h"
-#include "gpu/inventory.h"
 #include "recipe/throughput.h"
 
 namespace provision {
-
-// Where a value came from, so cross-reference errors can point at it.
-struct SourceRef {
-    std::string file;
-    int line = 0;
-    int column = 0;
-    std::string str() const;  // "file:line:column"
-};
 
 struct CapabilityBounds {
     std::optional<ComputeCapability> min;
@@ -60,8 +53,8 @@ struct MechanismSpec {
     std::map<std::string, std::string> min_driver_cuda_for;   // architecture -> version
     std::vector<std::string> checks;                          // validation checks it needs
 
-    // `packages` and the packages_for entries of the GPUs' architectures.
-    std::vector<PackageAlternatives> packages_on(const Inventory& inventory) const;
+    // `packages` and the packages_for entries of `architectures` (the visible GPUs').
+    std::vector<PackageAlternatives> packages_on(const std::vector<std::string>& architectures) const;
 };
 
 struct CheckSpec {
@@ -110,7 +103,7 @@ struct WorkloadSpec {
 };
 
 // [policy]: how much each health signal and driver fault class weighs
-// (health/signals.h names them).
+// (recipe/health_signals.h names them).
 struct HealthPolicy {
     std::map<std::string, HealthLevel> levels;
     // GPU memory in use at start from which "memory_in_use" counts, besides

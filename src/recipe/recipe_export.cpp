@@ -1,15 +1,11 @@
 #include "recipe/recipe_export.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "recipe/builtin_recipes.h"
 
@@ -22,29 +18,14 @@ namespace {
     throw Error(ExitCode::io_failure, fmt::format("--print-recipes: {}: {}", what, std::strerror(error)));
 }
 
-bool write_all(int fd, std::string_view text) {
-    while (!text.empty()) {
-        const ssize_t n = ::write(fd, text.data(), text.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        text.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-}
-
 // link(2) into place: atomic, and it fails with EEXIST rather than replace a
-// file that appeared since the check.
+// file that appeared since the check.  Readable by all, as a file written by
+// hand would be.
 void write_new_file(const fs::path& target, std::string_view text) {
-    std::string temporary = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
-    const int fd = mkostemp(temporary.data(), O_CLOEXEC);
-    if (fd < 0) fail(fmt::format("cannot create a file in {}", target.parent_path().string()), errno);
-    int error = 0;
-    // Readable by all, as a file written by hand would be (mkostemp makes it 0600).
-    if (::fchmod(fd, 0644) != 0 || !write_all(fd, text) || ::fsync(fd) != 0) error = errno;
-    if (::close(fd) != 0 && error == 0) error = errno;
-    if (error == 0 && ::link(temporary.c_str(), target.c_str()) != 0) error = errno;
-    ::unlink(temporary.c_str());
-    if (error != 0) fail(fmt::format("cannot write {}", target.string()), error);
+    const auto failure = write_file_atomically(target.string(), text, {.mode = 0644, .replace = false});
+    if (!failure) return;
+    throw Error(ExitCode::io_failure, fmt::format("--print-recipes: cannot write {}: {}", target.string(),
+                                                  failure->message()));
 }
 
 }  // namespace

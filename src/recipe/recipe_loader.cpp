@@ -12,12 +12,12 @@
 #include "core/states.h"
 #include "core/suggest.h"
 #include "core/text.h"
-#include "health/signals.h"
 #include "packages/python_packages.h"
 #include "recipe/builtin_recipes.h"
+#include "recipe/health_signals.h"
 #include "recipe/sensitive_variables.h"
 #include "recipe/throughput_reader.h"
-#include "recipe/toml_reader.h"
+#include "toml/toml_reader.h"
 
 namespace fs = std::filesystem;
 

@@ -12,24 +12,14 @@
 #include "health/torch_findings.h"
 #include "python/workload_python.h"
 #include "select/selection.h"
+#include "validate/validation.h"
 
 namespace provision {
-
-struct CheckRecord {
-    int gpu = 0;
-    std::string name;
-    CheckStatus status = CheckStatus::error;
-    double max_rel_error = 0;
-    double tolerance = 0;
-    double ms = 0;
-    double tflops = 0;
-    std::string detail;
-};
 
 struct ValidationSummary {
     ValidationStatus status = ValidationStatus::skipped;
     std::string reason;              // why skipped, or what failed
-    std::vector<CheckRecord> checks;
+    std::vector<CheckOutcome> checks;
     double wall_ms = 0;
 };
 

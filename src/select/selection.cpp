@@ -119,7 +119,7 @@ std::vector<std::string> hardware_and_package_reasons(const MechanismSpec& mecha
             if (auto driver = unmet_driver(mechanism, inventory)) reasons.push_back(*driver);
         }
     }
-    for (const auto& alternatives : mechanism.packages_on(inventory))
+    for (const auto& alternatives : mechanism.packages_on(architectures_of(inventory)))
         if (auto problem = unmet_package(alternatives, packages)) reasons.push_back(*problem);
     return reasons;
 }
@@ -196,6 +196,12 @@ std::vector<std::string> unmet_requirements(const MechanismSpec& mechanism, cons
     auto failed = check_reasons(mechanism, inventory, checks);
     reasons.insert(reasons.end(), failed.begin(), failed.end());
     return reasons;
+}
+
+std::vector<std::string> architectures_of(const Inventory& inventory) {
+    std::vector<std::string> architectures;
+    for (const auto& gpu : inventory.gpus) architectures.push_back(gpu.architecture);
+    return architectures;
 }
 
 std::string preference_key(const Inventory& inventory, const WorkloadSpec& workload) {

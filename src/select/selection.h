@@ -67,6 +67,9 @@ std::vector<std::string> accepted_mechanisms(const WorkloadSpec& workload);
 std::vector<std::string> unmet_requirements(const MechanismSpec& mechanism, const Inventory& inventory,
                                             const PackageIndex& packages, const CheckVerdicts& checks);
 
+// The visible GPUs' architectures, in GPU order (repeats kept).
+std::vector<std::string> architectures_of(const Inventory& inventory);
+
 // The architecture whose preference order applies: "cpu" without GPUs, else
 // the least capable visible GPU's family ("default" when the workload has no
 // order for it).

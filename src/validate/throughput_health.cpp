@@ -4,13 +4,13 @@
 
 namespace provision {
 
-std::vector<ThroughputFigure> compare_throughput(const std::vector<Gpu>& gpus, const std::vector<CheckRecord>& checks,
+std::vector<ThroughputFigure> compare_throughput(const std::vector<Gpu>& gpus, const std::vector<CheckOutcome>& checks,
                                                  const ThroughputTable& table) {
     std::vector<ThroughputFigure> figures;
     for (const Gpu& gpu : gpus) {
         const ThroughputModel* model = table.find(gpu.name);
         std::vector<std::string> without_figure;
-        for (const CheckRecord& check : checks) {
+        for (const CheckOutcome& check : checks) {
             if (check.gpu != gpu.index || check.status != CheckStatus::passed || !(check.tflops > 0)) continue;
             const double* expected = nullptr;
             if (model)

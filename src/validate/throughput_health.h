@@ -10,7 +10,7 @@
 
 #include "gpu/inventory.h"
 #include "recipe/throughput.h"
-#include "report/report.h"
+#include "validate/validation.h"
 
 namespace provision {
 
@@ -26,7 +26,7 @@ struct ThroughputFigure {
 // One figure per passed check that measured throughput, for every GPU whose
 // model the table knows, and one note per GPU for checks without a figure.
 // Nothing without measured throughput (quick validation).
-std::vector<ThroughputFigure> compare_throughput(const std::vector<Gpu>& gpus, const std::vector<CheckRecord>& checks,
+std::vector<ThroughputFigure> compare_throughput(const std::vector<Gpu>& gpus, const std::vector<CheckOutcome>& checks,
                                                  const ThroughputTable& table);
 
 }  // namespace provision

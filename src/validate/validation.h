@@ -22,8 +22,10 @@ struct GpuChecks {
     std::vector<std::string> checks;
 };
 
+// One check's result on one GPU: what the worker reported, or why it has
+// none.  The report carries these as they are (ValidationSummary).
 struct CheckOutcome {
-    int gpu;
+    int gpu = 0;
     std::string name;
     CheckStatus status = CheckStatus::error;
     double max_rel_error = 0;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "validation.h"
+#include "validate/validation.h"
 
 namespace provision {
 

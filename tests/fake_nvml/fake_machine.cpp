@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "recipe/toml_reader.h"
+#include "toml/toml_reader.h"
 
 namespace fake {
 

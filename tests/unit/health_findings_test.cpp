@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "health/findings.h"
-#include "health/signals.h"
+#include "recipe/health_signals.h"
 #include "recipe/recipe_loader.h"
 #include "test_support.h"
 
@@ -183,33 +183,5 @@ TEST_CASE("driver faults become findings, libcuda's as cuda_problem", "[health]"
         REQUIRE(findings.size() == 1);
         CHECK(findings[0].signal == "nvml_missing");
         CHECK(worst_level(findings) == HealthLevel::ok);
-    }
-}
-
-TEST_CASE("findings only ever make the verdict worse", "[health]") {
-    const Finding degraded{0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"};
-    const Finding failed{0, 0, "uncorrected_ecc", HealthLevel::failed, "ecc"};
-    const Finding fine{-1, -1, "nvml_missing", HealthLevel::ok, "no NVML"};
-    struct Row {
-        std::vector<Finding> findings;
-        HealthLevel verdict;
-        ExitCode code;
-        HealthLevel expected_verdict;
-        ExitCode expected_code;
-    };
-    for (const auto& row : std::vector<Row>{
-             {{}, HealthLevel::ok, ExitCode::ok, HealthLevel::ok, ExitCode::ok},
-             {{fine}, HealthLevel::ok, ExitCode::ok, HealthLevel::ok, ExitCode::ok},
-             {{degraded, fine}, HealthLevel::ok, ExitCode::ok, HealthLevel::degraded, ExitCode::ok},
-             {{degraded}, HealthLevel::failed, ExitCode::no_mechanism, HealthLevel::failed, ExitCode::no_mechanism},
-             {{degraded, failed}, HealthLevel::ok, ExitCode::ok, HealthLevel::failed, ExitCode::validation_failed},
-             {{failed}, HealthLevel::degraded, ExitCode::ok, HealthLevel::failed, ExitCode::validation_failed},
-             {{failed}, HealthLevel::failed, ExitCode::no_mechanism, HealthLevel::failed, ExitCode::no_mechanism},
-         }) {
-        HealthLevel verdict = row.verdict;
-        ExitCode code = row.code;
-        apply_findings(row.findings, verdict, code);
-        CHECK(verdict == row.expected_verdict);
-        CHECK(code == row.expected_code);
     }
 }

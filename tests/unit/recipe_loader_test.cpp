@@ -5,8 +5,8 @@
 
 #include "core/error.h"
 #include "recipe/recipe_loader.h"
-#include "recipe/toml_guard.h"
-#include "recipe/toml_reader.h"
+#include "toml/toml_guard.h"
+#include "toml/toml_reader.h"
 #include "test_support.h"
 
 using namespace provision;

@@ -312,6 +312,6 @@ TEST_CASE("packages_for adds a package on GPUs of one architecture") {
     CHECK(choose(machine({{"B200", "10.0"}}), old_triton) == "sdpa");
     CHECK(choose(machine({{"H100", "9.0"}}), old_triton) == "sage");
     const auto& sage = recipes().mechanisms.at("sage");
-    CHECK(sage.packages_on(machine({{"B200", "10.0"}})).size() == sage.packages.size() + 1);
-    CHECK(sage.packages_on(machine({{"H100", "9.0"}})).size() == sage.packages.size());
+    CHECK(sage.packages_on(architectures_of(machine({{"B200", "10.0"}}))).size() == sage.packages.size() + 1);
+    CHECK(sage.packages_on(architectures_of(machine({{"H100", "9.0"}}))).size() == sage.packages.size());
 }

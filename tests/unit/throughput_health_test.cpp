@@ -38,8 +38,8 @@ Gpu gpu(int index, const std::string& name) {
     return g;
 }
 
-CheckRecord check(int gpu, const std::string& name, double tflops, CheckStatus status = CheckStatus::passed) {
-    CheckRecord record;
+CheckOutcome check(int gpu, const std::string& name, double tflops, CheckStatus status = CheckStatus::passed) {
+    CheckOutcome record;
     record.gpu = gpu;
     record.name = name;
     record.status = status;

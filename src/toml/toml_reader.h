@@ -10,8 +10,8 @@
 
 #include <toml++/toml.h>
 
-#include "gpu/inventory.h"
-#include "recipe/recipe.h"
+#include "core/compute_capability.h"
+#include "core/source_ref.h"
 
 namespace provision {
 

@@ -1,4 +1,4 @@
-#include "gpu/shared_library.h"
+#include "core/shared_library.h"
 
 #include <dlfcn.h>
 
@@ -15,6 +15,18 @@ SharedLibrary::SharedLibrary(const std::string& name) {
 
 void* SharedLibrary::raw_symbol(const char* name) const {
     return handle_ ? dlsym(handle_, name) : nullptr;
+}
+
+std::string SharedLibrary::resolve(std::initializer_list<Symbol> table) const {
+    std::string missing;
+    for (const Symbol& symbol : table) {
+        void* address = nullptr;
+        for (const char* name : symbol.names_)
+            if ((address = raw_symbol(name))) break;
+        symbol.assign_(symbol.slot_, address);
+        if (!address && symbol.required_ && missing.empty()) missing = symbol.names_.back();
+    }
+    return missing;
 }
 
 SharedLibrary::~SharedLibrary() {

@@ -1,4 +1,4 @@
-#include "recipe/toml_guard.h"
+#include "toml/toml_guard.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,8 @@
 // The names the health policy weighs: the health signals read on each GPU,
 // the classes of driver faults met during detection, and what was found
 // about the workload's packages.  Each is a key of the recipes' [policy]
-// table (recipes/policy.toml).
+// table (recipes/policy.toml): the recipe loader refuses any other key, and
+// src/health/ finds and weighs them.
 #pragma once
 
 #include <string>

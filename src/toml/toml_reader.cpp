@@ -1,4 +1,4 @@
-#include "recipe/toml_reader.h"
+#include "toml/toml_reader.h"
 
 #include <algorithm>
 #include <variant>
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
-#include "recipe/toml_guard.h"
+#include "toml/toml_guard.h"
 
 namespace provision {
 

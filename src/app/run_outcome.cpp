@@ -1,0 +1,34 @@
+#include "app/run_outcome.h"
+
+namespace provision {
+
+RunOutcome decide_run_outcome(const RunFacts& facts) {
+    RunOutcome result;
+    if (!facts.mechanism_chosen) {
+        result.verdict = HealthLevel::failed;
+        // The checks alone stood in the way: the mechanism asked for, or every
+        // one that could serve before the checks ran, failed its check.
+        const bool checks_refused = facts.outcome == DecisionOutcome::override_failed_validation ||
+                                    (facts.outcome == DecisionOutcome::nothing_serves && facts.chosen_before_checks);
+        result.exit_code = checks_refused ? ExitCode::validation_failed : ExitCode::no_mechanism;
+        return result;
+    }
+    const bool degraded = facts.source == DecisionSource::forced ||
+                          facts.outcome == DecisionOutcome::fell_back_after_validation ||
+                          facts.validation == ValidationStatus::failed || facts.below_expected_throughput;
+    result.verdict = degraded ? HealthLevel::degraded : HealthLevel::ok;
+    if (facts.check_mode && facts.validation == ValidationStatus::failed) {
+        result.verdict = HealthLevel::failed;
+        result.exit_code = ExitCode::validation_failed;
+    }
+    // Findings only make it worse: a failed one stops the run as an unhealthy GPU does.
+    if (facts.worst_finding == HealthLevel::failed) {
+        result.verdict = HealthLevel::failed;
+        if (result.exit_code == ExitCode::ok) result.exit_code = ExitCode::validation_failed;
+    } else if (facts.worst_finding == HealthLevel::degraded && result.verdict == HealthLevel::ok) {
+        result.verdict = HealthLevel::degraded;
+    }
+    return result;
+}
+
+}  // namespace provision

@@ -1,0 +1,117 @@
+#include "core/atomic_file.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/regular_file.h"
+#include "core/termination.h"
+
+namespace provision {
+namespace fs = std::filesystem;
+namespace {
+
+// nullopt when only a regular file, or nothing, is at `path`.
+std::optional<WriteFailure> refuse_unless_regular_or_absent(const std::string& path) {
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0) {
+        if (errno == ENOENT) return std::nullopt;
+        return WriteFailure{"cannot inspect it", errno, ""};
+    }
+    if (S_ISREG(info.st_mode)) return std::nullopt;
+    std::string what = describe_file_type(info.st_mode);
+    if (S_ISLNK(info.st_mode)) {
+        std::error_code ignored;
+        const auto target = fs::read_symlink(path, ignored);
+        if (!target.empty()) what += fmt::format(" to {}", target.string());
+    }
+    return WriteFailure{"", 0, what};
+}
+
+}  // namespace
+
+std::string WriteFailure::message() const {
+    if (refused()) return fmt::format("it is {}, not a regular file", found);
+    return fmt::format("{}: {}", step, std::strerror(error));
+}
+
+std::optional<WriteFailure> write_temporary_file(std::string& path_template, int suffix_length,
+                                                 std::string_view contents, mode_t mode) {
+    const int fd = ::mkostemps(path_template.data(), suffix_length, O_CLOEXEC);
+    if (fd < 0) {
+        const fs::path folder = fs::path(path_template).parent_path();
+        return WriteFailure{fmt::format("cannot create a temporary file in {}", folder.empty() ? "." : folder.string()),
+                            errno, ""};
+    }
+    remember_temporary_file(path_template);
+
+    auto abandon = [&](const char* step) {
+        const int error = errno;
+        ::close(fd);
+        ::unlink(path_template.c_str());
+        forget_temporary_file(path_template);
+        return WriteFailure{step, error, ""};
+    };
+    if (::fchmod(fd, mode) != 0) return abandon("cannot set the file mode");
+    std::size_t written = 0;
+    while (written < contents.size()) {
+        const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return abandon("write failed");
+        }
+        written += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0) return abandon("fsync failed");
+    if (::close(fd) != 0) {
+        const int error = errno;
+        ::unlink(path_template.c_str());
+        forget_temporary_file(path_template);
+        return WriteFailure{"close failed", error, ""};
+    }
+    return std::nullopt;
+}
+
+std::optional<WriteFailure> write_file_atomically(const std::string& path, std::string_view contents,
+                                                  const AtomicWriteOptions& options) {
+    const fs::path target(path);
+    const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+    if (options.only_replace_regular_file) {
+        if (auto refused = refuse_unless_regular_or_absent(path)) return refused;
+    }
+
+    if (auto failure = write_temporary_file(temporary, 0, contents, options.mode)) return failure;
+    struct Forget {
+        const std::string& path;
+        ~Forget() { forget_temporary_file(path); }
+    } forget{temporary};
+
+    if (options.replace) {
+        if (::rename(temporary.c_str(), path.c_str()) != 0) {
+            const int error = errno;
+            ::unlink(temporary.c_str());
+            return WriteFailure{"rename failed", error, ""};
+        }
+    } else {
+        const int error = ::link(temporary.c_str(), path.c_str()) != 0 ? errno : 0;
+        ::unlink(temporary.c_str());
+        if (error != 0) return WriteFailure{"link failed", error, ""};
+    }
+    // Make the new name itself durable.
+    const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
+    return std::nullopt;
+}
+
+}  // namespace provision
