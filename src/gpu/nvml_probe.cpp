@@ -231,8 +231,8 @@ void read_machine(const NvmlFunctions& nvml, NvmlReport& report) {
 
     unsigned count = 0;
     if (const auto code = nvml.device_count(&count); code != nvml::SUCCESS) {
-        report.notes.push_back(fmt::format("NVML could not count the GPUs: {}", nvml.describe(code)));
-        report.faults.push_back({DriverFaultKind::nvml_init_failed, -1, report.notes.back()});
+        report.faults.push_back({DriverFaultKind::nvml_init_failed, -1,
+                                 fmt::format("NVML could not count the GPUs: {}", nvml.describe(code))});
         report.problem = true;
         return;
     }
@@ -241,7 +241,6 @@ void read_machine(const NvmlFunctions& nvml, NvmlReport& report) {
         entry.gpu.nvml_index = static_cast<int>(index);
         if (auto failure = read_gpu(nvml, index, entry, report.notes)) {
             entry.readable = false;
-            report.notes.push_back(failure->words);
             report.faults.push_back(std::move(*failure));
             report.problem = true;
         }
@@ -266,15 +265,14 @@ NvmlReport probe_nvml(const std::string& library_name) {
 
     NvmlFunctions nvml;
     if (const std::string missing = nvml.load(library); !missing.empty()) {
-        report.notes.push_back(fmt::format("{} lacks {}: the NVIDIA driver is too old or the library is not NVML",
-                                           library_name, missing));
-        report.faults.push_back({DriverFaultKind::nvml_too_old, -1, report.notes.back()});
+        report.faults.push_back({DriverFaultKind::nvml_too_old, -1,
+                                 fmt::format("{} lacks {}: the NVIDIA driver is too old or the library is not NVML",
+                                             library_name, missing)});
         report.problem = true;
         return report;
     }
     if (const auto code = nvml.init(); code != nvml::SUCCESS) {
-        report.notes.push_back(init_failure_note(code, nvml));
-        report.faults.push_back({init_failure_kind(code), -1, report.notes.back()});
+        report.faults.push_back({init_failure_kind(code), -1, init_failure_note(code, nvml)});
         report.problem = true;
         return report;
     }

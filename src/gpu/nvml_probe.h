@@ -14,7 +14,7 @@ namespace provision {
 struct NvmlGpu {
     Gpu gpu;                       // nvml_index and health set; index not yet meaningful
     bool capability_known = false; // false on drivers without nvmlDeviceGetCudaComputeCapability
-    bool readable = true;          // false when a query failed (lost GPU, ...): see the notes
+    bool readable = true;          // false when a query failed (lost GPU, ...): see the faults
     bool mig_enabled = false;      // MIG mode on: libcuda lists instances, NVML the parent GPU
 };
 
@@ -26,7 +26,7 @@ struct NvmlReport {
     std::vector<NvmlGpu> gpus;     // every GPU NVML counts, readable or not
     std::vector<std::string> notes;
     bool problem = false;          // the library is there but something failed
-    std::vector<DriverFault> faults;  // the failures among the notes, by class
+    std::vector<DriverFault> faults;  // the failures, by class (each recorded here only, not in `notes`)
     // Set by probe_nvml; false in the stand-in for a probe that did not
     // return within the time limit (a hung driver).
     bool answered = false;

@@ -310,12 +310,7 @@ std::string render_summary(const Report& report, bool explain) {
         out += fmt::format("  health ({}): {}\n", to_string(finding.level), printable(finding.words, kLongest));
     for (const auto& warning : report.decision.warnings)
         out += fmt::format("  warning: {}\n", printable(warning, kLongest));
-    for (const auto& note : inventory.notes) {
-        // A driver fault's note is already a health line.
-        const bool said = std::any_of(report.findings.begin(), report.findings.end(),
-                                      [&](const Finding& finding) { return finding.words == note; });
-        if (!said) out += fmt::format("  note: {}\n", printable(note, kLongest));
-    }
+    for (const auto& note : inventory.notes) out += fmt::format("  note: {}\n", printable(note, kLongest));
     for (const auto& note : report.notes) out += fmt::format("  note: {}\n", printable(note, kLongest));
     // With nothing selected a pod log must say why without --explain.
     if (explain || report.decision.mechanism.empty()) {

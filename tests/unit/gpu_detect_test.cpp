@@ -45,6 +45,13 @@ bool has_note(const Inventory& inventory, const std::string& words) {
     return false;
 }
 
+// A driver fault is recorded once, as a fault (its words become a finding).
+bool has_fault(const Inventory& inventory, const std::string& words) {
+    for (const auto& fault : inventory.driver_faults)
+        if (fault.words.find(words) != std::string::npos) return true;
+    return false;
+}
+
 std::string all_notes(const Inventory& inventory) {
     std::string text;
     for (const auto& note : inventory.notes) text += note + "\n";
@@ -163,7 +170,8 @@ TEST_CASE("detect_gpus reports NVML init failures in words a user can act on", "
         CHECK(inventory.gpus.empty());
         CHECK(inventory.driver_problem);
         CHECK_FALSE(inventory.driver.present);
-        CHECK(has_note(inventory, "NVIDIA kernel driver is not loaded"));
+        CHECK(has_fault(inventory, "NVIDIA kernel driver is not loaded"));
+        CHECK_FALSE(has_note(inventory, "NVIDIA kernel driver is not loaded"));  // recorded once
     }
     SECTION("driver/library version mismatch") {
         const FakeMachine fake(machine("version-mismatch.toml"));
@@ -172,7 +180,7 @@ TEST_CASE("detect_gpus reports NVML init failures in words a user can act on", "
         CHECK(inventory.gpus.empty());
         CHECK(inventory.driver_problem);
         CHECK_FALSE(inventory.driver.present);
-        CHECK(has_note(inventory, "NVML reports a driver/library version mismatch: the container's NVIDIA "
+        CHECK(has_fault(inventory, "NVML reports a driver/library version mismatch: the container's NVIDIA "
                                   "libraries do not match the host driver; restart the pod or fix the image"));
         CHECK(has_note(inventory, "CUDA error 803"));
     }
@@ -186,7 +194,7 @@ TEST_CASE("detect_gpus leaves out a lost GPU and says so", "[gpu][detect][faults
     CHECK(inventory.gpus[0].uuid == h100_uuid);
     CHECK(inventory.hidden_gpus == 0);
     CHECK(inventory.driver_problem);
-    CHECK(has_note(inventory, "NVML's GPU 1 has fallen off the bus"));
+    CHECK(has_fault(inventory, "NVML's GPU 1 has fallen off the bus"));
 }
 
 TEST_CASE("detect_gpus survives one call failing for one GPU of two", "[gpu][detect][faults]") {
@@ -199,7 +207,7 @@ TEST_CASE("detect_gpus survives one call failing for one GPU of two", "[gpu][det
     CHECK(inventory.gpus[0].memory_mib == 81559);  // NVML's figure
     CHECK(inventory.gpus[1].memory_mib == 81440);  // libcuda's, as NVML's failed
     CHECK(inventory.driver_problem);
-    CHECK(has_note(inventory, "NVML's GPU 1 could not be read (nvmlDeviceGetMemoryInfo: Unknown Error (NVML error 999))"));
+    CHECK(has_fault(inventory, "NVML's GPU 1 could not be read (nvmlDeviceGetMemoryInfo: Unknown Error (NVML error 999))"));
 }
 
 TEST_CASE("detect_gpus falls back to NVML when cuInit fails", "[gpu][detect][faults]") {
@@ -294,7 +302,7 @@ TEST_CASE("detect_gpus copes with drivers that lack optional functions", "[gpu][
         fake.options.nvml_library = FAKE_CUDA_LIBRARY;  // loads, but is not NVML
         const Inventory inventory = fake.detect();
         INFO(all_notes(inventory));
-        CHECK(has_note(inventory, "lacks nvmlInit_v2"));
+        CHECK(has_fault(inventory, "lacks nvmlInit_v2"));
         CHECK(inventory.driver_problem);
         REQUIRE(inventory.gpus.size() == 1);  // libcuda still answers
         CHECK(inventory.gpus[0].nvml_index == -1);
