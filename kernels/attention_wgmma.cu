@@ -485,7 +485,7 @@ int launch_attention_bf16_wgmma(const void* q, const void* k, const void* v, voi
     if (!shape_ok || !aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(o))
         return cudaErrorInvalidValue;
     const auto s = static_cast<cudaStream_t>(stream);
-    // Chosen from timings on an H100 (kernels/wgmma_dev/NOTES.md): three
+    // Chosen from timings on an H100 (bench/wgmma_dev/NOTES.md): three
     // stages keep the copy engine a block ahead at head_dim 128 (224 KiB of
     // shared memory), four at 64.  Turn-taking between the consumers pays
     // off on long key loops and causal masks, and costs on short ones.
