@@ -286,7 +286,7 @@ cudaError_t launch_dim(const void* q, const void* k, const void* v, void* o, con
                        cudaStream_t stream, FaultKind fault, AttentionTiling tiling) {
     // 4 warps, one K/V stage: 48 KB of shared memory at head dim 128, so it
     // fits every target (Turing has 64 KB per block), and on an H100 it was
-    // the fastest of the four shapes (tests/gpu/kernel_tiles_bench: 308
+    // the fastest of the four shapes (bench/kernel_tiles_bench: 308
     // TFLOP/s bf16 at b4 h16 s4096 d128, against 284 with 8 warps).
     if (tiling == AttentionTiling::automatic) tiling = AttentionTiling::warps4;
     auto launch = [&](auto tiles) {

@@ -18,8 +18,7 @@
 // a kernel that traps, and the launcher refuses devices that are not sm_90.
 #include "attention_wgmma.h"
 
-#include <cuda.h>  // CUtensorMap and its enums; the encoder is fetched at run time
-#include <cudaTypedefs.h>
+#include <cuda.h>  // CUtensorMap and its enums
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -27,6 +26,10 @@
 #include <cstdint>
 #include <initializer_list>
 #include <utility>
+
+#include "hopper_primitives.cuh"
+#include "mma_primitives.cuh"
+#include "tensor_map.h"
 
 namespace provision::kernels::detail {
 namespace {
@@ -65,89 +68,7 @@ struct KernelArgs {
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;  // 128·24 + 256·240 ≤ 64 Ki registers
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// ---- mbarriers --------------------------------------------------------------
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
-    uint32_t done;
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-    return done != 0;
-}
-
-// A hung pipeline is left to the caller's time limit: a trap on a timeout
-// here makes ptxas give up the 240-register consumer budget.
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    while (!mbar_try_wait(bar, parity)) {
-    }
-}
-
-// ---- TMA --------------------------------------------------------------------
-
-// Copies one box (64 columns × 128 rows of one head) into shared memory,
-// swizzled as the tensor map says; zero-fills rows past the sequence end.
-__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, uint32_t bar,
-                                         int col, int row, int head) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(dst),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(col), "r"(row), "r"(head)
-        : "memory");
-}
-
-// ---- warpgroup matrix instructions -----------------------------------------
-
-// Shared-memory matrix descriptor with the 128-byte swizzle.  K-major
-// operands: sbo = 1024 (next 8 rows), lbo unused.  MN-major operands:
-// sbo = 1024 (next 8 rows along K), lbo = distance to the next 64 columns.
-__device__ __forceinline__ uint64_t make_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-    return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) |
-           (static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16) |
-           (static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() {
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-template <int Pending>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(Pending) : "memory");
-}
-
-// Keeps the compiler from moving accumulator reads or writes across the
-// asynchronous matrix instructions.
-template <int N>
-__device__ __forceinline__ void pin(float (&r)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
-}
-template <int N>
-__device__ __forceinline__ void pin(uint32_t (&r)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
-}
+// ---- the two matrix products --------------------------------------------------
 
 #define ACC8(a, i) \
     "+f"(a[i]), "+f"(a[i + 1]), "+f"(a[i + 2]), "+f"(a[i + 3]), "+f"(a[i + 4]), "+f"(a[i + 5]), \
@@ -326,16 +247,16 @@ __device__ __forceinline__ void produce(const SharedTiles<HeadDim, Stages>& t, c
     constexpr uint32_t kTileBytes = Layout::kTileBytes;
     mbar_expect_tx(t.q_full(), kTileBytes);
     for (int c = 0; c < Layout::kSlabs; ++c)
-        tma_load(t.q() + c * kSlabBytes, q_map, t.q_full(), c * kSlabCols, m_block * kBlockM, head);
+        tma_load_3d(t.q() + c * kSlabBytes, q_map, t.q_full(), c * kSlabCols, m_block * kBlockM, head);
     for (int j = 0; j < n_blocks; ++j) {
         const int s = j % Stages;
         if (j >= Stages) mbar_wait(t.empty(s), ((j / Stages) - 1) & 1);
         mbar_expect_tx(t.k_full(s), kTileBytes);
         for (int c = 0; c < Layout::kSlabs; ++c)
-            tma_load(t.k(s) + c * kSlabBytes, k_map, t.k_full(s), c * kSlabCols, j * kBlockN, head);
+            tma_load_3d(t.k(s) + c * kSlabBytes, k_map, t.k_full(s), c * kSlabCols, j * kBlockN, head);
         mbar_expect_tx(t.v_full(s), kTileBytes);
         for (int c = 0; c < Layout::kSlabs; ++c)
-            tma_load(t.v(s) + c * kSlabBytes, v_map, t.v_full(s), c * kSlabCols, j * kBlockN, head);
+            tma_load_3d(t.v(s) + c * kSlabBytes, v_map, t.v_full(s), c * kSlabCols, j * kBlockN, head);
     }
 }
 
@@ -351,7 +272,7 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
     const int other_turn = 2 - consumer;
 
     // This consumer's 64 Q rows start 64·128 bytes into each slab.
-    const uint64_t q_desc = make_desc(t.q() + consumer * 64 * 128, 16, 1024);
+    const uint64_t q_desc = smem_desc_sw128(t.q() + consumer * 64 * 128, 16, 1024);
 
     float o[HeadDim / 2];
     float s[64];
@@ -361,7 +282,7 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
     RowState st{-INFINITY, -INFINITY, 0.f, 0.f};
 
     auto issue_qk = [&](int stage) {
-        const uint64_t k_desc = make_desc(t.k(stage), 16, 1024);
+        const uint64_t k_desc = smem_desc_sw128(t.k(stage), 16, 1024);
 #pragma unroll
         for (int kk = 0; kk < HeadDim / 16; ++kk) {
             // 16 columns = 32 bytes along the swizzled row; a new slab every 4 steps.
@@ -370,7 +291,7 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
         }
     };
     auto issue_pv = [&](int stage) {
-        const uint64_t v_desc = make_desc(t.v(stage), kSlabBytes, 1024);
+        const uint64_t v_desc = smem_desc_sw128(t.v(stage), kSlabBytes, 1024);
 #pragma unroll
         for (int kk = 0; kk < kBlockN / 16; ++kk)
             wgmma_pv(o, &p[4 * kk], v_desc + ((kk * 16 * 128) >> 4));  // 16 rows of 128 bytes
@@ -384,13 +305,13 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
     mbar_wait(t.q_full(), 0);
     mbar_wait(t.k_full(0), 0);
     if (Pingpong) named_sync(my_turn);
-    pin(s);
+    warpgroup_fence_operand(s);
     wgmma_fence();
     issue_qk(0);
     wgmma_commit();
     if (Pingpong) named_arrive(other_turn);
     wgmma_wait<0>();
-    pin(s);
+    warpgroup_fence_operand(s);
     {
         float alpha0, alpha1;
         softmax_block(s, st, alpha0, alpha1, needs_mask(0), 0, row0, col, args);
@@ -405,9 +326,9 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
         mbar_wait(t.v_full(stage), (j / Stages) & 1);
         mbar_wait(t.k_full(next), ((j + 1) / Stages) & 1);
         if (Pingpong) named_sync(my_turn);
-        pin(o);
-        pin(s);
-        pin(p);
+        warpgroup_fence_operand(o);
+        warpgroup_fence_operand(s);
+        warpgroup_fence_operand(p);
         wgmma_fence();
         issue_qk(next);
         wgmma_commit();
@@ -415,12 +336,12 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
         wgmma_commit();
         if (Pingpong) named_arrive(other_turn);
         wgmma_wait<1>();
-        pin(s);
+        warpgroup_fence_operand(s);
         float alpha0, alpha1;
         softmax_block(s, st, alpha0, alpha1, needs_mask(j + 1), (j + 1) * kBlockN, row0, col, args);
         wgmma_wait<0>();
-        pin(o);
-        pin(p);
+        warpgroup_fence_operand(o);
+        warpgroup_fence_operand(p);
         if (lane == 0) mbar_arrive(t.empty(stage));
         rescale(o, alpha0, alpha1);
         to_operand(s, p);
@@ -432,13 +353,13 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
         const int stage = j % Stages;
         mbar_wait(t.v_full(stage), (j / Stages) & 1);
         if (Pingpong) named_sync(my_turn);
-        pin(o);
-        pin(p);
+        warpgroup_fence_operand(o);
+        warpgroup_fence_operand(p);
         wgmma_fence();
         issue_pv(stage);
         wgmma_commit();
         wgmma_wait<0>();
-        pin(o);
+        warpgroup_fence_operand(o);
         // Consumer 1 finishes last: its turn-passing arrive would have no partner.
         if (Pingpong && consumer == 0) named_arrive(other_turn);
     }
@@ -472,7 +393,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                            const __grid_constant__ CUtensorMap v_map, const KernelArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint8_t smem_raw[];
-    const SharedTiles<HeadDim, Stages> tiles{(smem_addr(smem_raw) + 1023u) & ~1023u};
+    const SharedTiles<HeadDim, Stages> tiles{(shared_address(smem_raw) + 1023u) & ~1023u};
 
     // Causal CTAs with the most work start first.
     const int m_block = args.causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : blockIdx.x;
@@ -487,16 +408,16 @@ __global__ void __launch_bounds__(kThreads, 1)
             mbar_init(tiles.v_full(s), 1);
             mbar_init(tiles.empty(s), 8);  // lane 0 of each consumer warp
         }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        mbar_init_fence();
     }
     __syncthreads();
 
     const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);  // warp-uniform for ptxas
     if (warpgroup == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+        setmaxnreg_dec<kProducerRegs>();
         if (threadIdx.x == 0) produce(tiles, &q_map, &k_map, &v_map, m_block, head, n_blocks);
     } else {
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+        setmaxnreg_inc<kConsumerRegs>();
         consume<HeadDim, Stages, Pingpong>(tiles, args, warpgroup - 1, m_block, head, n_blocks);
     }
 #elif defined(__CUDA_ARCH__)
@@ -506,38 +427,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // ---- host side ----------------------------------------------------------------
 
-using EncodeTiled = PFN_cuTensorMapEncodeTiled_v12000;
-
-EncodeTiled tensor_map_encoder() {
-    static const EncodeTiled encoder = [] {
-        void* fn = nullptr;
-        cudaDriverEntryPointQueryResult found{};
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
-                                             &found) != cudaSuccess ||
-            found != cudaDriverEntryPointSuccess)
-            return EncodeTiled{nullptr};
-        return reinterpret_cast<EncodeTiled>(fn);
-    }();
-    return encoder;
-}
-
 // [batch·heads, seq_len, head_dim] seen as a 3-D tensor, boxes of 64
 // columns × 128 rows of one head, 128-byte swizzle; rows past seq_len read
 // as zeros.
 cudaError_t make_tensor_map(CUtensorMap* map, const void* data, const AttentionProblem& p) {
-    const EncodeTiled encode = tensor_map_encoder();
-    if (encode == nullptr) return cudaErrorNotSupported;
     const cuuint64_t dims[3] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.seq_len),
                                 static_cast<cuuint64_t>(p.batch) * p.heads};
     const cuuint64_t strides[2] = {static_cast<cuuint64_t>(p.head_dim) * 2,
                                    static_cast<cuuint64_t>(p.seq_len) * p.head_dim * 2};
     const cuuint32_t box[3] = {kSlabCols, kBlockN, 1};
-    const cuuint32_t element_strides[3] = {1, 1, 1};
-    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(data), dims,
-                              strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+    return encode_tensor_map_sw128(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, data, dims, strides, box);
 }
 
 template <int HeadDim, int Stages, bool Pingpong>
@@ -586,7 +485,7 @@ int launch_attention_bf16_wgmma(const void* q, const void* k, const void* v, voi
     if (!shape_ok || !aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(o))
         return cudaErrorInvalidValue;
     const auto s = static_cast<cudaStream_t>(stream);
-    // Chosen from timings on an H100 (kernels/wgmma_dev/NOTES.md): three
+    // Chosen from timings on an H100 (bench/wgmma_dev/NOTES.md): three
     // stages keep the copy engine a block ahead at head_dim 128 (224 KiB of
     // shared memory), four at 64.  Turn-taking between the consumers pays
     // off on long key loops and causal masks, and costs on short ones.

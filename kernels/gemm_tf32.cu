@@ -198,7 +198,7 @@ cudaError_t launch_gemm_tf32(const float* a, const float* b, float* c, int m, in
             status != cudaSuccess)
             return status;
         // Hopper: the warpgroup kernel, about 2x the mma.sync one at 8192^3
-        // (kernels/wgmma_dev/NOTES-gemm-tf32.md); its copy engine needs
+        // (bench/wgmma_dev/NOTES-gemm-tf32.md); its copy engine needs
         // 16-byte aligned operands.
         if (std::string_view(gemm_tf32_path(major, minor)) == "wgmma" && aligned16(a) && aligned16(b))
             return launch_wgmma(a, b, c, m, n, k, stream, fault);

@@ -19,14 +19,15 @@
 //
 // The device code exists only in the sm_90a pass; every other target gets a
 // kernel that traps, and the launcher refuses devices that are not sm_90.
-#include <cuda.h>  // CUtensorMap and its enums; the encoder is fetched at run time
-#include <cudaTypedefs.h>
+#include <cuda.h>  // CUtensorMap and its enums
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "hopper_primitives.cuh"
 #include "kernel_launchers.h"
 #include "mma_primitives.cuh"
+#include "tensor_map.h"
 
 namespace provision::kernels::detail {
 namespace {
@@ -51,61 +52,6 @@ constexpr int kSharedBytes = kBarriers + kBarrierCount * 8 + 1024;  // + slack t
 
 constexpr int kProducerRegs = 64;
 constexpr int kConsumerRegs = 216;  // 128·64 + 256·216 ≤ 64 Ki registers
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    uint32_t done = 0;
-    while (!done) {
-        asm volatile(
-            "{\n .reg .pred p;\n"
-            " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            " selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(bar), "r"(parity)
-            : "memory");
-    }
-}
-
-// One box (32 columns x `rows` rows) of a row-major [rows, k] matrix;
-// elements outside the matrix arrive as zeros.
-__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, uint32_t bar, int col, int row) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(col), "r"(row)
-        : "memory");
-}
-
-// K-major operand with the 128-byte swizzle: sbo = 1024 (next 8 rows).
-__device__ __forceinline__ uint64_t make_desc(uint32_t addr) {
-    return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (1ull << 16) | (static_cast<uint64_t>(1024 >> 4) << 32) |
-           (1ull << 62);
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int Pending>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(Pending) : "memory");
-}
-
-// Keeps the compiler from moving accumulator reads or writes across the
-// asynchronous matrix instructions.
-__device__ __forceinline__ void pin(float (&r)[128]) {
-#pragma unroll
-    for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(r[i])::"memory");
-}
 
 #define ACC8(a, i) \
     "+f"(a[i]), "+f"(a[i + 1]), "+f"(a[i + 2]), "+f"(a[i + 3]), "+f"(a[i + 4]), "+f"(a[i + 5]), "+f"(a[i + 6]), \
@@ -168,7 +114,7 @@ __device__ __forceinline__ void round_stage(uint32_t stage, int thread) {
         }
     }
     // The tensor cores read through the async proxy: order these stores first.
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    fence_proxy_async_shared();
 }
 
 // Which tile this CTA computes: consecutive CTAs walk down a group of eight
@@ -207,21 +153,21 @@ __global__ void __launch_bounds__(kThreads, 1)
             mbar_init(st.ready(s), kConverterThreads);
             mbar_init(st.empty(s), 8);  // lane 0 of each consumer warp
         }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        mbar_init_fence();
     }
     __syncthreads();
 
     const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);  // warp-uniform
     if (warpgroup == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+        setmaxnreg_dec<kProducerRegs>();
         const int warp = threadIdx.x / 32;
         if (threadIdx.x == 0) {
             for (int kt = 0; kt < k_tiles; ++kt) {
                 const int s = kt % kStages;
                 if (kt >= kStages) mbar_wait(st.empty(s), ((kt / kStages) - 1) & 1);
                 mbar_expect_tx(st.full(s), kStageBytes);
-                tma_load(st.a(s), &a_map, st.full(s), kt * kBlockK, m0);
-                tma_load(st.b(s), &b_map, st.full(s), kt * kBlockK, n0);
+                tma_load_2d(st.a(s), &a_map, st.full(s), kt * kBlockK, m0);
+                tma_load_2d(st.b(s), &b_map, st.full(s), kt * kBlockK, n0);
             }
         } else if (Round == GemmRounding::producer && warp > 0) {
             const int thread = threadIdx.x - 32;
@@ -233,7 +179,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
         }
     } else {
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+        setmaxnreg_inc<kConsumerRegs>();
         const int consumer = warpgroup - 1;
         const int warp = (threadIdx.x / 32) % 4;
         const int lane = threadIdx.x % 32;
@@ -256,9 +202,9 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int s = kt % kStages;
             if (Round == GemmRounding::producer) mbar_wait(st.ready(s), (kt / kStages) & 1);
             if (Round == GemmRounding::none) mbar_wait(st.full(s), (kt / kStages) & 1);
-            const uint64_t a_desc = make_desc(st.a(s) + consumer * 64 * 128);
-            const uint64_t b_desc = make_desc(st.b(s));
-            pin(acc);
+            const uint64_t a_desc = smem_desc_sw128(st.a(s) + consumer * 64 * 128, 16, 1024);
+            const uint64_t b_desc = smem_desc_sw128(st.b(s), 16, 1024);
+            warpgroup_fence_operand(acc);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < kBlockK / 8; ++kk) {
@@ -267,12 +213,12 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             wgmma_commit();
             wgmma_wait<1>();  // the previous slice's products are done: its stage can be refilled
-            pin(acc);
+            warpgroup_fence_operand(acc);
             if (kt > 0 && lane == 0) mbar_arrive(st.empty((kt - 1) % kStages));
             if (Round == GemmRounding::consumer && kt + 1 < k_tiles) round_landed(kt + 1);
         }
         wgmma_wait<0>();
-        pin(acc);
+        warpgroup_fence_operand(acc);
 
         // Fragment of m64nNk8: thread (warp w, lane l) holds rows 16w + l/4
         // and 16w + l/4 + 8, columns 8j + 2(l%4) + {0, 1}.
@@ -306,34 +252,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // ---- host side ----------------------------------------------------------------
 
-using EncodeTiled = PFN_cuTensorMapEncodeTiled_v12000;
-
-EncodeTiled tensor_map_encoder() {
-    static const EncodeTiled encoder = [] {
-        void* fn = nullptr;
-        cudaDriverEntryPointQueryResult found{};
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
-                cudaSuccess ||
-            found != cudaDriverEntryPointSuccess)
-            return EncodeTiled{nullptr};
-        return reinterpret_cast<EncodeTiled>(fn);
-    }();
-    return encoder;
-}
-
 // A row-major [rows, k] fp32 matrix in boxes of 32 columns x box_rows rows,
 // 128-byte swizzle; reads outside it give zeros.
 cudaError_t make_tensor_map(CUtensorMap* map, const float* data, int rows, int k, int box_rows) {
-    const EncodeTiled encode = tensor_map_encoder();
-    if (encode == nullptr) return cudaErrorNotSupported;
     const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
     const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k) * 4};
     const cuuint32_t box[2] = {kBlockK, static_cast<cuuint32_t>(box_rows)};
-    const cuuint32_t element_strides[2] = {1, 1};
-    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(data), dims, strides, box,
-                              element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+    return encode_tensor_map_sw128(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, data, dims, strides, box);
 }
 
 bool is_sm90(int device) {

@@ -54,7 +54,7 @@ const char* gemm_tf32_path(int major, int minor);
 // truncate them, which misses the check's bound): nobody (a tuning aid),
 // three producer warps or the two consumer warpgroups in shared memory, or
 // an elementwise pass into scratch copies before the GEMM (the fastest:
-// kernels/wgmma_dev/NOTES-gemm-tf32.md).
+// bench/wgmma_dev/NOTES-gemm-tf32.md).
 enum class GemmRounding { none, producer, consumer, prepass };
 
 // The same product through Hopper's warpgroup instructions (wgmma, TMA):

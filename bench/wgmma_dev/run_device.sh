@@ -1,6 +1,6 @@
 #!/bin/bash
 # One device session: correctness, variant timings, SASS check, SDPA baselines.
-# Usage (repository root): kernels/wgmma_dev/run_device.sh [bench|test|all]
+# Usage (repository root): bench/wgmma_dev/run_device.sh [bench|test|all]
 set -u
 bin=build-wgmma/attention_wgmma_dev
 out=${OUT:-/tmp}
@@ -18,5 +18,5 @@ if [ "$mode" != test ]; then
   [ "$mode" = bench2 ] && timeout 180 $bin bench 2>&1 | tee $out/bench2.log
 fi
 if [ "$mode" = all ]; then
-  PYTHONUNBUFFERED=1 timeout 120 python3 kernels/wgmma_dev/sdpa_bench.py 2>&1 | tee $out/sdpa.log
+  PYTHONUNBUFFERED=1 timeout 120 python3 bench/wgmma_dev/sdpa_bench.py 2>&1 | tee $out/sdpa.log
 fi

@@ -1,6 +1,6 @@
 #!/bin/bash
 # One device session for the TF32 GEMM: SASS counts, correctness, timings.
-# Usage (repository root, build-tf32/dev carried): kernels/wgmma_dev/run_gemm_device.sh [test|bench|all]
+# Usage (repository root, build-tf32/dev carried): bench/wgmma_dev/run_gemm_device.sh [test|bench|all]
 set -u
 bin=${BIN:-build-tf32/dev/gemm_tf32_dev}
 out=${OUT:-/tmp}

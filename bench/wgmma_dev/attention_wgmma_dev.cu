@@ -3,8 +3,9 @@
 //   attention_wgmma_dev test    correctness against an fp32 reference
 //   attention_wgmma_dev bench   TFLOP/s of each kernel variant
 //
-// Includes the kernel's translation unit to reach its template variants.
-#include "../attention_wgmma.cu"
+// Includes the kernel's translation unit to reach its template variants;
+// bench/wgmma_dev/NOTES.md has the command line.
+#include "../../kernels/attention_wgmma.cu"
 
 #include <algorithm>
 #include <cmath>

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "../gemm_tf32.cu"
-#include "../gemm_tf32_wgmma.cu"
-#include "../random_fill.cu"
+#include "../../kernels/gemm_tf32.cu"
+#include "../../kernels/gemm_tf32_wgmma.cu"
+#include "../../kernels/random_fill.cu"
 
 using namespace provision::kernels::detail;
 
