@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "app/options.h"
+#include "app/environment_variables.h"
 #include "app/pipeline.h"
 #include "core/error.h"
 #include "core/setting_values.h"
@@ -77,13 +78,9 @@ constexpr const char* kExitCodes =
     "4 no mechanism can serve / override refused, 5 validation failed or a GPU deemed unhealthy,\n"
     "6 env file (or the --json report) could not be written, 126/127 COMMAND cannot be executed /\n"
     "not found, 128+N stopped by signal N (SIGTERM: 143) before the handoff.\n"
-    "Environment: PROVISION_ATTENTION=<mechanism|auto> forces a choice (refused unless it can\n"
-    "be served, or PROVISION_FORCE=1); CUDA_VISIBLE_DEVICES is honoured.\n"
-    "Remote recipes are cached in PROVISION_CACHE_DIR (default $XDG_CACHE_HOME/provision or\n"
-    "~/.cache/provision) and revalidated by ETag; when the server fails the cached copy is used\n"
-    "with a warning, and without one the run stops (exit 3).  PROVISION_REPORT_HEADER adds\n"
-    "headers to the report POST, one 'Name: value' per line; header values and credentials in\n"
-    "URLs are never printed.";
+    "Remote recipes are cached and revalidated by ETag; when the server fails the cached copy is\n"
+    "used with a warning, and without one the run stops (exit 3).  Header values and credentials\n"
+    "in URLs are never printed.\n";
 
 // The arguments CLI11 left: the COMMAND, after an optional '--'.  An option
 // provision does not know (before any COMMAND) is a usage error, and so is a
@@ -124,7 +121,7 @@ bool parse(int argc, char** argv, provision::Options& options) {
     CLI::App app{"Detects the GPUs, selects an attention mechanism from TOML recipes, validates it on the GPU,\n"
                  "writes the env settings, then (with -- COMMAND) execs the workload.",
                  "provision"};
-    app.footer(kExitCodes);
+    app.footer(std::string(kExitCodes) + provision::environment_help());
     app.set_version_flag("--version", version_text(env), "print the version, the built-in recipes' digest and "
                                                          "the GPU targets of the kernels, then exit");
     std::string print_recipes_folder;
