@@ -40,21 +40,6 @@ namespace {
 using detail::AttentionKernel;
 using detail::CheckContext;
 
-// The lowest compute capability (major * 10 + minor) each check runs on, and
-// for the Hopper-only one the highest.
-struct Requirement {
-    int min_capability;
-    int max_capability;
-    const char* hardware;
-};
-
-Requirement requirement_of(const std::string& name) {
-    if (name == "attention.fp16") return {75, 1000, "fp16 tensor cores through mma.sync (sm_75 or newer)"};
-    if (name == "attention.bf16") return {80, 1000, "bf16 tensor cores through mma.sync (sm_80 or newer)"};
-    if (name == "attention.bf16.wgmma") return {90, 90, "Hopper's warpgroup matrix instructions (sm_90)"};
-    return {80, 1000, "TF32 tensor cores (sm_80 or newer)"};
-}
-
 detail::FaultKind parse_fault(const std::string& fault) {
     if (fault.empty()) return detail::FaultKind::none;
     if (fault == "wrong-result") return detail::FaultKind::wrong_result;
@@ -62,28 +47,34 @@ detail::FaultKind parse_fault(const std::string& fault) {
     throw std::invalid_argument(fmt::format("unknown fault '{}' (known: wrong-result, hang)", fault));
 }
 
-CheckResult dispatch(const std::string& name, const CheckContext& context) {
-    const Requirement requirement = requirement_of(name);
+// The caller has rejected unknown names (detail::reject_unknown_check).
+CheckResult dispatch(const CheckEntry& check, const CheckContext& context) {
     const int capability = context.major * 10 + context.minor;
-    if (capability < requirement.min_capability || capability > requirement.max_capability) {
+    if (capability < check.min_capability || capability > check.max_capability) {
         CheckResult result;
         result.status = CheckStatus::unsupported;
-        result.detail = fmt::format("needs {}; this GPU is sm_{}{}", requirement.hardware, context.major, context.minor);
+        result.detail = fmt::format("needs {}; this GPU is sm_{}{}", check.hardware, context.major, context.minor);
         return result;
     }
-    if (name == "attention.fp16") return detail::run_attention_check(context, ElementType::fp16, AttentionKernel::mma);
-    if (name == "attention.bf16") return detail::run_attention_check(context, ElementType::bf16, AttentionKernel::mma);
-    if (name == "attention.bf16.wgmma") {
+    switch (check.kind) {
+        case CheckKind::attention_fp16:
+            return detail::run_attention_check(context, ElementType::fp16, AttentionKernel::mma);
+        case CheckKind::attention_bf16:
+            return detail::run_attention_check(context, ElementType::bf16, AttentionKernel::mma);
+        case CheckKind::attention_bf16_wgmma: {
 #if PROVISION_HAVE_WGMMA
-        return detail::run_attention_check(context, ElementType::bf16, AttentionKernel::wgmma);
+            return detail::run_attention_check(context, ElementType::bf16, AttentionKernel::wgmma);
 #else
-        CheckResult result;
-        result.status = CheckStatus::unsupported;
-        result.detail = "this build has no Hopper wgmma attention kernel";
-        return result;
+            CheckResult result;
+            result.status = CheckStatus::unsupported;
+            result.detail = "this build has no Hopper wgmma attention kernel";
+            return result;
 #endif
+        }
+        case CheckKind::gemm_tf32:
+            return detail::run_gemm_tf32_check(context);
     }
-    return detail::run_gemm_tf32_check(context);
+    throw std::logic_error("a check kind without a runner");
 }
 
 }  // namespace
@@ -102,7 +93,7 @@ CheckResult run_check(int cuda_device, const std::string& name, const CheckOptio
                            "cudaDeviceGetAttribute");
         detail::check_cuda(cudaDeviceGetAttribute(&context.minor, cudaDevAttrComputeCapabilityMinor, cuda_device),
                            "cudaDeviceGetAttribute");
-        result = dispatch(name, context);
+        result = dispatch(*find_check(name), context);
     } catch (const detail::CudaFailure& failure) {
         result = CheckResult{};
         result.status = CheckStatus::error;

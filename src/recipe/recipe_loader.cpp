@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "check_catalog.h"
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "core/states.h"
@@ -280,6 +281,12 @@ void Loader::read_mechanism(const std::string& name, const toml::table& table, c
 
 void Loader::read_check(const std::string& name, const toml::table& table, const std::string& file) {
     const std::string where = fmt::format("[checks.\"{}\"]", name);
+    // A recipe describes a bundled check; one the binary does not carry would
+    // fail only when a GPU ran it.
+    if (!kernels::find_check(name))
+        throw_at(table, file,
+                 fmt::format("{}: provision has no check called '{}' (its checks: {})", where, name,
+                             fmt::join(kernels::check_names(), ", ")));
     TableReader reader(table, file, where);
     CheckSpec& spec = set_.checks[name];
     spec.name = name;

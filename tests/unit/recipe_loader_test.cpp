@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "check_catalog.h"
 #include "recipe/recipe_loader.h"
 #include "toml/toml_guard.h"
 #include "toml/toml_reader.h"
@@ -249,4 +250,29 @@ TEST_CASE("packages_for names architectures, and an unknown one is an error") {
     write_file(dir.file("arch.toml"), "[mechanisms.flex]\npackages_for = { blackwel = [\"triton>=3.3\"] }\n");
     const std::string message = recipe_load_error({kBuiltin, dir.file("arch.toml")});
     CHECK_THAT(message, Catch::Contains("unknown architecture 'blackwel'"));
+}
+
+TEST_CASE("recipes/checks.toml describes exactly the bundled checks, with their capability ranges") {
+    const RecipeSet set = load_recipes({kBuiltin});
+    REQUIRE(set.checks.size() == kernels::check_table().size());
+    for (const auto& entry : kernels::check_table()) {
+        INFO(entry.name);
+        REQUIRE(set.checks.count(entry.name) == 1);
+        const CheckSpec& spec = set.checks.at(entry.name);
+        REQUIRE(spec.compute_capability.min.has_value());
+        CHECK(spec.compute_capability.min->major * 10 + spec.compute_capability.min->minor == entry.min_capability);
+        const int max = spec.compute_capability.max
+                            ? spec.compute_capability.max->major * 10 + spec.compute_capability.max->minor
+                            : 1000;
+        CHECK(max == entry.max_capability);
+    }
+}
+
+TEST_CASE("a recipe describing a check provision does not carry is refused at load time") {
+    TempDir dir;
+    write_file(dir.file("check.toml"), "\n[checks.\"attention.fp8\"]\ndescription = \"fp8\"\n");
+    const std::string message = recipe_load_error({kBuiltin, dir.file("check.toml")});
+    CHECK_THAT(message, Catch::Contains(dir.file("check.toml") + ":2:"));
+    CHECK_THAT(message, Catch::Contains("no check called 'attention.fp8'"));
+    CHECK_THAT(message, Catch::Contains("gemm.tf32"));
 }
