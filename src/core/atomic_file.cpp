@@ -44,13 +44,22 @@ std::string WriteFailure::message() const {
 
 std::optional<WriteFailure> write_temporary_file(std::string& path_template, int suffix_length,
                                                  std::string_view contents, mode_t mode) {
-    const int fd = ::mkostemps(path_template.data(), suffix_length, O_CLOEXEC);
+    int fd = -1;
+    int create_error = 0;
+    {
+        // A signal between creating the file and remembering it would leave it behind.
+        const TerminationDeferred deferred;
+        fd = ::mkostemps(path_template.data(), suffix_length, O_CLOEXEC);
+        if (fd >= 0)
+            remember_temporary_file(path_template);
+        else
+            create_error = errno;
+    }
     if (fd < 0) {
         const fs::path folder = fs::path(path_template).parent_path();
         return WriteFailure{fmt::format("cannot create a temporary file in {}", folder.empty() ? "." : folder.string()),
-                            errno, ""};
+                            create_error, ""};
     }
-    remember_temporary_file(path_template);
 
     auto abandon = [&](const char* step) {
         const int error = errno;

@@ -1,5 +1,6 @@
 #include "core/termination.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -70,6 +71,15 @@ void forget_temporary_file(const std::string& path) {
         }
     }
 }
+
+TerminationDeferred::TerminationDeferred() {
+    sigset_t termination;
+    sigemptyset(&termination);
+    for (const int signal : kSignals) sigaddset(&termination, signal);
+    ::pthread_sigmask(SIG_BLOCK, &termination, &previous_);
+}
+
+TerminationDeferred::~TerminationDeferred() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
 
 void remember_process_group(pid_t group) {
     for (auto& slot : process_groups) {

@@ -8,6 +8,8 @@
 // started directly.
 #pragma once
 
+#include <signal.h>
+
 #include <string>
 #include <sys/types.h>
 
@@ -21,6 +23,20 @@ void restore_default_signals();
 // few at a time (the env file's, a cache entry's, a fetched recipe's).
 void remember_temporary_file(const std::string& path);
 void forget_temporary_file(const std::string& path);
+
+// Holds SIGTERM, SIGINT and SIGHUP back for its lifetime (in this thread),
+// so that creating a temporary file and remembering it is one step for the
+// handler: a signal arriving in between is delivered once both are done.
+class TerminationDeferred {
+public:
+    TerminationDeferred();
+    ~TerminationDeferred();
+    TerminationDeferred(const TerminationDeferred&) = delete;
+    TerminationDeferred& operator=(const TerminationDeferred&) = delete;
+
+private:
+    sigset_t previous_;
+};
 
 // A child's process group, killed by the handler when a signal stops the run.
 void remember_process_group(pid_t group);
