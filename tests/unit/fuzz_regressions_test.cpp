@@ -17,6 +17,7 @@
 #include "fuzz/fatbin_target.h"
 #include "fuzz/gpu_fixture_target.h"
 #include "fuzz/metadata_target.h"
+#include "fuzz/package_files_target.h"
 #include "fuzz/recipe_target.h"
 #include "fuzz/version_target.h"
 #include "test_support.h"
@@ -85,6 +86,10 @@ TEST_CASE("fuzz inputs: env files, sourced by sh and bash", "[fuzz]") {
 
 TEST_CASE("fuzz inputs: ELF files and fatbinaries", "[fuzz]") {
     CHECK(run_all("fuzz_fatbin", fuzz::fatbin::one_input) >= 7);
+}
+
+TEST_CASE("fuzz inputs: RECORD, cpp_lib.json and the extension checks' names", "[fuzz]") {
+    CHECK(run_all("fuzz_package_files", fuzz::package_files::one_input) >= 5);
 }
 
 TEST_CASE("the fuzz targets' checks can fail", "[fuzz]") {
