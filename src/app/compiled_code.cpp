@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "health/device_code_words.h"
 #include "health/extension_findings.h"
 #include "native/cuda_compat.h"
 #include "native/driver_compat.h"
@@ -23,7 +24,7 @@ namespace {
 // preference order in use (and the one asked for) whose compute-capability
 // range holds every visible GPU.  A package only a mechanism out of range
 // needs is never imported, so its files are not judged.
-std::map<std::string, std::vector<std::string>> candidate_packages(
+PackageNeeds candidate_packages(
     const RecipeSet& recipes, const WorkloadSpec& workload, const Inventory& inventory,
     const std::optional<std::string>& override_mechanism) {
     std::vector<std::string> order;
@@ -31,7 +32,7 @@ std::map<std::string, std::vector<std::string>> candidate_packages(
         order = it->second;
     if (override_mechanism && std::find(order.begin(), order.end(), *override_mechanism) == order.end())
         order.push_back(*override_mechanism);
-    std::map<std::string, std::vector<std::string>> needed;
+    PackageNeeds needed;
     for (const auto& name : order) {
         if (!recipes.mechanisms.count(name)) continue;
         const MechanismSpec mechanism = recipes.mechanism_for(workload, name);
@@ -39,12 +40,7 @@ std::map<std::string, std::vector<std::string>> candidate_packages(
             return mechanism.compute_capability.contains(gpu.compute_capability);
         });
         if (!in_range) continue;
-        for (const auto& alternatives : mechanism.packages_on(architectures_of(inventory)))
-            for (const auto& text : alternatives.any_of) {
-                auto& mechanisms = needed[normalize_package_name(Requirement::parse(text).name)];
-                if (std::find(mechanisms.begin(), mechanisms.end(), name) == mechanisms.end())
-                    mechanisms.push_back(name);
-            }
+        add_package_needs(needed, mechanism.packages_on(architectures_of(inventory)), name);
     }
     needed.erase("torch");  // judged on its own, as the run's foundation
     return needed;
@@ -81,8 +77,7 @@ void judge_runtime_wheels(const PackageIndex& packages, const Inventory& invento
         if (!built_with) continue;
         const auto compat = native::check_driver(*built_with, *driver_cuda, false);
         if (compat.verdict != native::DriverVerdict::driver_too_old) continue;
-        std::string needed = fmt::format("a driver for CUDA {}", compat.cuda_needed.value_or(*built_with).str());
-        if (compat.driver_needed) needed += fmt::format(" ({} or newer)", *compat.driver_needed);
+        const std::string needed = needed_driver_words(compat);
         findings.push_back({-1, -1, "driver_too_old", policy.level("driver_too_old"),
                             fmt::format("{} {} ({}) is the CUDA runtime torch loads, but driver {} runs CUDA {} at "
                                         "most (\"CUDA driver version is insufficient for CUDA runtime version\"): "
@@ -93,6 +88,16 @@ void judge_runtime_wheels(const PackageIndex& packages, const Inventory& invento
 }
 
 }  // namespace
+
+void add_package_needs(PackageNeeds& needs, const std::vector<PackageAlternatives>& alternatives,
+                       const std::string& mechanism) {
+    for (const auto& group : alternatives)
+        for (const auto& text : group.any_of) {
+            auto& mechanisms = needs[normalize_package_name(Requirement::parse(text).name)];
+            if (std::find(mechanisms.begin(), mechanisms.end(), mechanism) == mechanisms.end())
+                mechanisms.push_back(mechanism);
+        }
+}
 
 CompiledCode judge_compiled_code(const RecipeSet& recipes, const WorkloadSpec& workload, const Inventory& inventory,
                                  const std::vector<std::string>& site_packages,

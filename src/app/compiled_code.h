@@ -5,6 +5,7 @@
 // unusable, so that selection rejects its mechanisms and falls back.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,13 @@ struct CompiledCode {
     std::vector<NativePackageReport> packages;  // torch first, then the extensions judged
     std::vector<Finding> findings;
 };
+
+// Normalised package name -> the mechanisms that need it.
+using PackageNeeds = std::map<std::string, std::vector<std::string>>;
+
+// Adds every package of `alternatives` to `needs`, for `mechanism` (once each).
+void add_package_needs(PackageNeeds& needs, const std::vector<PackageAlternatives>& alternatives,
+                       const std::string& mechanism);
 
 // `override_mechanism`: the mechanism the user asked for, judged too.
 CompiledCode judge_compiled_code(const RecipeSet& recipes, const WorkloadSpec& workload, const Inventory& inventory,

@@ -177,20 +177,13 @@ void send_report(const ReportPost& post, const std::string& json) {
 }
 
 // The packages the workload's mechanisms need, each with those mechanisms.
-std::map<std::string, std::vector<std::string>> needed_packages(const RecipeSet& recipes,
-                                                                const WorkloadSpec& workload) {
-    std::map<std::string, std::vector<std::string>> needed;
+PackageNeeds needed_packages(const RecipeSet& recipes, const WorkloadSpec& workload) {
+    PackageNeeds needed;
     for (const auto& mechanism : accepted_mechanisms(workload)) {
         if (!recipes.mechanisms.count(mechanism)) continue;
         const MechanismSpec spec = recipes.mechanism_for(workload, mechanism);
-        std::vector<PackageAlternatives> all = spec.packages;
-        for (const auto& [architecture, more] : spec.packages_for) all.insert(all.end(), more.begin(), more.end());
-        for (const auto& alternatives : all)
-            for (const auto& text : alternatives.any_of) {
-                auto& mechanisms = needed[normalize_package_name(Requirement::parse(text).name)];
-                if (std::find(mechanisms.begin(), mechanisms.end(), mechanism) == mechanisms.end())
-                    mechanisms.push_back(mechanism);
-            }
+        add_package_needs(needed, spec.packages, mechanism);
+        for (const auto& [architecture, more] : spec.packages_for) add_package_needs(needed, more, mechanism);
     }
     return needed;
 }

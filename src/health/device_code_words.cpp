@@ -16,6 +16,17 @@ std::string carried_words(const std::vector<std::string>& sass, const std::vecto
     return fmt::format("{} and {}", sass_words, ptx_words);
 }
 
+std::string gpu_with_capability(const Gpu& gpu) {
+    return fmt::format("GPU {} ({}, compute capability {})", gpu.index, gpu.name, gpu.compute_capability.str());
+}
+
+std::string needed_driver_words(const native::DriverCompat& compat) {
+    std::string needed = compat.cuda_needed ? fmt::format("a driver for CUDA {}", compat.cuda_needed->str())
+                                            : std::string("a newer driver");
+    if (compat.driver_needed) needed += fmt::format(" ({} or newer)", *compat.driver_needed);
+    return needed;
+}
+
 std::string count_words(std::size_t count, const char* one, const char* many) {
     return fmt::format("{} {}", count, count == 1 ? one : many);
 }

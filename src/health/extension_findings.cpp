@@ -61,8 +61,7 @@ public:
         for (const auto& gpu : inventory_.gpus) {
             const auto runs = best_module(files, gpu.compute_capability);
             package.gpus.push_back({gpu.index, runs});
-            const std::string who = fmt::format("GPU {} ({}, compute capability {})", gpu.index, gpu.name,
-                                                gpu.compute_capability.str());
+            const std::string who = gpu_with_capability(gpu);
             if (runs == native::KernelSupport::no) {
                 reject(gpu.index, gpu.nvml_index, "no_kernel_image", "extension_unusable",
                        fmt::format("{} {} carries {}: {} can run none of it (\"no kernel image is available for "
@@ -137,9 +136,7 @@ public:
         if (!built_with || !driver_cuda || inventory_.gpus.empty()) return;
         const auto compat = native::check_driver(*built_with, *driver_cuda, needs_jit_);
         if (compat.verdict != native::DriverVerdict::driver_too_old) return;
-        std::string needed = compat.cuda_needed ? fmt::format("a driver for CUDA {}", compat.cuda_needed->str())
-                                                : std::string("a newer driver");
-        if (compat.driver_needed) needed += fmt::format(" ({} or newer)", *compat.driver_needed);
+        const std::string needed = needed_driver_words(compat);
         reject(-1, -1, "driver_too_old", "extension_unusable",
                fmt::format("{} {} was built with CUDA {}, but driver {} runs CUDA {} at most, so {} rejected; it "
                            "needs {}",

@@ -7,13 +7,6 @@
 #include "native/driver_compat.h"
 
 namespace provision {
-namespace {
-
-std::string gpu_words(const Gpu& gpu) {
-    return fmt::format("GPU {} ({}, compute capability {})", gpu.index, gpu.name, gpu.compute_capability.str());
-}
-
-}  // namespace
 
 TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, const HealthPolicy& policy,
                            const std::map<std::string, TorchBuildSpec>& builds) {
@@ -57,14 +50,14 @@ TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, 
                 add(gpu.index, gpu.nvml_index, "no_kernel_image",
                     fmt::format("torch {} carries {}: {} can run none of it (\"no kernel image is available for "
                                 "execution on the device\"); install a torch build whose wheel carries sm_{}{}{}",
-                                files.build.version, carried_words(package.sass, package.ptx), gpu_words(gpu),
+                                files.build.version, carried_words(package.sass, package.ptx), gpu_with_capability(gpu),
                                 gpu.compute_capability.major, gpu.compute_capability.minor, or_fix));
             } else if (decision.runs == native::KernelSupport::ptx_jit) {
                 any_jit = true;
                 add(gpu.index, gpu.nvml_index, "ptx_jit_only",
                     fmt::format("torch {} carries {}: {} runs it only after the driver compiles the PTX, which "
                                 "takes minutes at the first start",
-                                files.build.version, carried_words(package.sass, package.ptx), gpu_words(gpu)));
+                                files.build.version, carried_words(package.sass, package.ptx), gpu_with_capability(gpu)));
             }
         }
     }
@@ -74,9 +67,7 @@ TorchJudgement judge_torch(const TorchFiles& files, const Inventory& inventory, 
     if (built_with && driver_cuda) {
         const auto compat = native::check_driver(*built_with, *driver_cuda, any_jit);
         if (compat.verdict == native::DriverVerdict::driver_too_old) {
-            std::string needed = compat.cuda_needed ? fmt::format("a driver for CUDA {}", compat.cuda_needed->str())
-                                                    : std::string("a newer driver");
-            if (compat.driver_needed) needed += fmt::format(" ({} or newer)", *compat.driver_needed);
+            const std::string needed = needed_driver_words(compat);
             add(-1, -1, "driver_too_old",
                 fmt::format("torch {} was built with CUDA {}, but driver {} runs CUDA {} at most (\"CUDA driver "
                             "version is insufficient for CUDA runtime version\"): it needs {}, or a torch built "

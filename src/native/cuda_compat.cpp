@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/regular_file.h"
+#include "core/text.h"
 
 namespace provision::native {
 namespace {
@@ -45,12 +46,6 @@ std::string libcuda_version(const std::string& folder) {
         if (found.empty()) found = "unknown";
     }
     return found;
-}
-
-std::string trimmed(const std::string& text) {
-    const auto first = text.find_first_not_of(" \t\r");
-    if (first == std::string::npos) return {};
-    return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
 }
 
 }  // namespace
