@@ -16,6 +16,19 @@ namespace fs = std::filesystem;
 
 std::string test_data(const std::string& file) { return std::string(PROVISION_NATIVE_TEST_DATA) + "/" + file; }
 
+std::string site_packages_of(const std::string& python) {
+    return fs::path(python).parent_path().parent_path().string() + "/lib/python3.12/site-packages";
+}
+
+// A NAME-VERSION.dist-info folder with its METADATA in `site`; returns the folder.
+std::string write_dist_info(const std::string& site, const std::string& name, const std::string& version) {
+    const std::string dist_info = fmt::format("{}/{}-{}.dist-info", site, name, version);
+    fs::create_directories(dist_info);
+    e2e::write_file(dist_info + "/METADATA",
+                    fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
+    return dist_info;
+}
+
 // A venv for Python 3.12 whose torch is `version` built for `cuda` ("" for
 // a CPU build) with `library` (a file of tests/native's) as libtorch_cuda.so.
 std::string torch_venv(const e2e::TempDir& dir, const std::string& version, const std::string& cuda,
@@ -23,9 +36,7 @@ std::string torch_venv(const e2e::TempDir& dir, const std::string& version, cons
     const std::string root = dir.file("venv");
     const std::string site = root + "/lib/python3.12/site-packages";
     fs::create_directories(site + "/torch/lib");
-    fs::create_directories(site + "/torch-" + version + ".dist-info");
-    e2e::write_file(site + "/torch-" + version + ".dist-info/METADATA",
-                    fmt::format("Metadata-Version: 2.1\nName: torch\nVersion: {}\n", version));
+    write_dist_info(site, "torch", version);
     e2e::write_file(site + "/torch/version.py",
                     fmt::format("__version__ = '{}'\ncuda: Optional[str] = {}\nhip: Optional[str] = None\n", version,
                                 cuda.empty() ? "None" : "'" + cuda + "'"));
@@ -70,19 +81,14 @@ bool have_cuda_test_data() {
 // site-packages), which is a copy of the test library `library`.
 void install_extension(const std::string& python, const std::string& name, const std::string& version,
                        const std::string& module, const std::string& library) {
-    const std::string site = fs::path(python).parent_path().parent_path().string() + "/lib/python3.12/site-packages";
-    const std::string dist_info = fmt::format("{}/{}-{}.dist-info", site, name, version);
-    fs::create_directories(dist_info);
-    e2e::write_file(dist_info + "/METADATA", fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
+    const std::string site = site_packages_of(python);
+    const std::string dist_info = write_dist_info(site, name, version);
     e2e::write_file(dist_info + "/RECORD", fmt::format("{}/__init__.py,,\n{},sha256=x,1\n{}-{}.dist-info/RECORD,,\n",
                                                        name, module, name, version));
     fs::create_directories(fs::path(site + "/" + module).parent_path());
     fs::copy_file(test_data(library), site + "/" + module);
 }
 
-std::string site_packages_of(const std::string& python) {
-    return fs::path(python).parent_path().parent_path().string() + "/lib/python3.12/site-packages";
-}
 
 const nlohmann::json* candidate(const nlohmann::json& report, const std::string& mechanism) {
     for (const auto& entry : report["candidates"])
@@ -299,9 +305,7 @@ TEST_CASE("xformers built with a CUDA newer than the driver is rejected, naming 
 TEST_CASE("an extension whose modules are not listed is reported unverified and still counts") {
     e2e::TempDir dir;
     const auto python = torch_venv(dir, "2.8.0+cu128", "12.8", "");
-    const std::string dist_info = site_packages_of(python) + "/flash_attn-2.8.3.dist-info";
-    fs::create_directories(dist_info);
-    e2e::write_file(dist_info + "/METADATA", "Metadata-Version: 2.1\nName: flash_attn\nVersion: 2.8.3\n");
+    write_dist_info(site_packages_of(python), "flash_attn", "2.8.3");
     const auto result = check(dir, python, e2e::gpu_fixture("a100"));
     INFO(result.err);
     const auto report = e2e::report(result);
@@ -359,11 +363,8 @@ TEST_CASE("a Blackwell GPU needs a Triton that compiles for it: an older one rej
     e2e::TempDir dir;
     const std::string site = dir.file("site");
     for (const auto& [name, version] : std::vector<std::pair<std::string, std::string>>{
-             {"torch", "2.6.0"}, {"triton", "3.2.0"}, {"sageattention", "2.2.0"}}) {
-        fs::create_directories(fmt::format("{}/{}-{}.dist-info", site, name, version));
-        e2e::write_file(fmt::format("{}/{}-{}.dist-info/METADATA", site, name, version),
-                        fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
-    }
+             {"torch", "2.6.0"}, {"triton", "3.2.0"}, {"sageattention", "2.2.0"}})
+        write_dist_info(site, name, version);
     const auto result = e2e::provision({"--json", "--gpu-fixture", e2e::gpu_fixture("b200"), "--no-validate",
                                         "--site-packages", site, "--env-file", dir.file("env")});
     INFO(result.err);
@@ -398,9 +399,7 @@ TEST_CASE("the CUDA runtime wheel torch loads is held against the driver") {
     const auto python = torch_venv(dir, "2.8.0+cu128", "12.8", "");
     const std::string site = site_packages_of(python);
     const auto add_wheel = [&](const std::string& name, const std::string& version) {
-        fs::create_directories(fmt::format("{}/{}-{}.dist-info", site, name, version));
-        e2e::write_file(fmt::format("{}/{}-{}.dist-info/METADATA", site, name, version),
-                        fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
+        write_dist_info(site, name, version);
     };
     // A newer minor runs through minor-version compatibility: no finding.
     add_wheel("nvidia-cuda-runtime-cu12", "12.9.79");
