@@ -150,25 +150,29 @@ TEST_CASE("site-packages globs expand to existing folders in pattern order", "[p
     CHECK(expand_site_package_globs({tree("no-*")}) == std::vector<std::string>{tree("no-flash3")});
 }
 
-TEST_CASE("scanning 300 distributions takes a few milliseconds", "[packages][timing]") {
+// What a scan costs is measured with the start-up (bench/startup-latency), not
+// asserted here: a timed check failed by chance on a loaded machine under the
+// sanitizers.
+TEST_CASE("scanning 300 distributions reads their headers, never the long descriptions", "[packages]") {
     test_support::TempDir site;
     const std::string headers = [] {
         std::string text;
         for (int i = 0; i < 40; ++i) text += fmt::format("Requires-Dist: dependency-{}>=1.{}\n", i, i);
         return text;
     }();
-    const std::string body = "\n" + std::string(50000, 'd');  // long descriptions are never read
+    // The body looks like headers too: read as such, it would rename and
+    // re-version every package.
+    const std::string body = "\nName: impostor\nVersion: 9.9.9\n" + std::string(50000, 'd');
     for (int i = 0; i < 300; ++i)
         test_support::write_file(fmt::format("{}/package_{}-1.{}.0.dist-info/METADATA", site.path(), i, i),
                                  fmt::format("Metadata-Version: 2.1\nName: package_{}\nVersion: 1.{}.0\n{}{}", i,
                                              i, headers, body));
-    (void)scan_site_packages({site.path()});  // warm the page cache
-    const auto start = std::chrono::steady_clock::now();
     const PackageIndex index = scan_site_packages({site.path()});
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    WARN(fmt::format("scanned {} dist-infos in {:.2f} ms", index.packages().size(), ms));
     CHECK(index.packages().size() == 300);
-    CHECK(ms < 100.0);  // about 1.3 ms optimised, warm; the bound allows sanitizers and loaded CI machines
+    CHECK(index.skipped.empty());
+    CHECK(index.find("impostor") == nullptr);
+    for (const int i : {0, 150, 299})
+        CHECK(version_of(index, fmt::format("package_{}", i).c_str()) == fmt::format("1.{}.0", i));
 }
 
 TEST_CASE("folders written by older tools with '-' in the name still count", "[packages]") {

@@ -281,6 +281,10 @@ TEST_CASE("discovery costs a few file-system calls, no process", "[python][cost]
     folder(dir.file("base/lib/python3.12/site-packages"));
     folder(dir.file("home/.local/lib/python3.12/site-packages"));
     executable(dir.file("venv/bin/vllm"), "#!" + python + "\n");
+    // Run, the interpreter (directly or through the console script) would
+    // leave this mark.
+    const std::string ran = dir.file("interpreter-ran");
+    executable(dir.file("base/bin/python3.12"), "#!/bin/sh\ntouch " + ran + "\n");
     PythonQuery query;
     query.command = {"vllm", "serve", "model"};
     query.environment = {{"PATH", dir.file("venv/bin") + ":/usr/bin:/bin"},
@@ -292,9 +296,10 @@ TEST_CASE("discovery costs a few file-system calls, no process", "[python][cost]
     for (int i = 0; i < kRounds; ++i) folders += find_workload_python(query).site_packages.size();
     const double us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / kRounds;
+    // The time is shown, not asserted (bench/python_discovery_cost measures it).
     WARN(fmt::format("found the interpreter through a console script and its 3 folders in {:.1f} us", us));
     CHECK(folders == 3 * kRounds);
-    CHECK(us < 5000.0);  // tens of microseconds optimised; the bound allows sanitizers and loaded CI machines
+    CHECK_FALSE(fs::exists(ran));
 }
 
 TEST_CASE("a pyenv shim stands for the version pyenv would choose", "[python]") {
