@@ -12,6 +12,12 @@ const std::vector<CheckEntry>& check_table() {
         {CheckKind::attention_bf16_wgmma, "attention.bf16.wgmma", 90, 90,
          "Hopper's warpgroup matrix instructions (sm_90)"},
         {CheckKind::gemm_tf32, "gemm.tf32", 80, 1000, "TF32 tensor cores (sm_80 or newer)"},
+        // One mma.sync kernel for every fp8 GPU (the instruction is not an
+        // arch-specific one), and apart from it the wgmma path that Hopper's
+        // fast fp8 libraries take: a GPU can fail one and pass the other.
+        {CheckKind::gemm_fp8, "gemm.fp8", 89, 1000, "fp8 tensor cores through mma.sync (sm_89 or newer)"},
+        {CheckKind::gemm_fp8_wgmma, "gemm.fp8.wgmma", 90, 90,
+         "Hopper's warpgroup fp8 matrix instructions (sm_90)"},
     };
     return table;
 }

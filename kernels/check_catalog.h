@@ -12,7 +12,7 @@
 
 namespace provision::kernels {
 
-enum class CheckKind { attention_fp16, attention_bf16, attention_bf16_wgmma, gemm_tf32 };
+enum class CheckKind { attention_fp16, attention_bf16, attention_bf16_wgmma, gemm_tf32, gemm_fp8, gemm_fp8_wgmma };
 
 struct CheckEntry {
     CheckKind kind;

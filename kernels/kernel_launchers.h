@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "attention_wgmma.h"
+#include "fp8_codes.h"
 #include "numeric_formats.h"
 
 namespace provision::kernels::detail {
@@ -63,6 +64,25 @@ enum class GemmRounding { none, producer, consumer, prepass };
 cudaError_t launch_gemm_tf32_wgmma(const float* a, const float* b, float* c, int m, int n, int k,
                                    cudaStream_t stream, FaultKind fault,
                                    GemmRounding rounding = GemmRounding::prepass, int batch = 4);
+
+// c[m, n] = (sum_k a[m, k] * b[n, k]) * scale on the fp8 tensor cores
+// through mma.sync m16n8k32 (sm_89 and newer), any pairing of e4m3 and e5m2;
+// fp32 accumulation, promoted out of the tensor cores every 128 products;
+// a: [m, k], b: [n, k] codes, k contiguous and a multiple of 16; c fp32.
+cudaError_t launch_gemm_fp8(Fp8Format a_format, Fp8Format b_format, const std::uint8_t* a, const std::uint8_t* b,
+                            float* c, int m, int n, int k, float scale, cudaStream_t stream, FaultKind fault);
+
+// The same product through Hopper's warpgroup instructions (wgmma, TMA):
+// built for sm_90a only, cudaErrorNotSupported on other devices; a and b
+// 16-byte aligned.
+cudaError_t launch_gemm_fp8_wgmma(Fp8Format a_format, Fp8Format b_format, const std::uint8_t* a,
+                                  const std::uint8_t* b, float* c, int m, int n, int k, float scale,
+                                  cudaStream_t stream, FaultKind fault);
+
+// Fills a buffer with random fp8 codes, element i from random_bits(seed, i)
+// as fp8_codes.h draws them on the host.
+cudaError_t launch_fill_fp8(Fp8Format format, Fp8Spread spread, std::uint8_t* out, std::size_t count,
+                            std::uint64_t seed, cudaStream_t stream);
 
 // Fills a buffer with standard-normal values from a counter-based hash:
 // the same seed gives the same data on every GPU.

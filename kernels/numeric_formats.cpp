@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace provision::kernels {
 
@@ -65,6 +66,33 @@ float round_to_tf32(float value) {
     // rounds ties away from zero.
     const auto bits = std::bit_cast<std::uint32_t>(value);
     return std::bit_cast<float>((bits + 0x1000u) & 0xFFFFE000u);
+}
+
+const char* fp8_format_name(Fp8Format format) { return format == Fp8Format::e4m3 ? "e4m3" : "e5m2"; }
+
+bool fp8_is_finite(Fp8Format format, std::uint8_t bits) {
+    const unsigned magnitude = bits & 0x7Fu;
+    return format == Fp8Format::e4m3 ? magnitude != 0x7Fu : magnitude < 0x7Cu;
+}
+
+float fp8_bits_to_float(Fp8Format format, std::uint8_t bits) {
+    const bool negative = (bits & 0x80u) != 0;
+    const int mantissa_bits = format == Fp8Format::e4m3 ? 3 : 2;
+    const int bias = format == Fp8Format::e4m3 ? 7 : 15;
+    const int exponent = (bits & 0x7Fu) >> mantissa_bits;
+    const int mantissa = bits & ((1u << mantissa_bits) - 1);
+    const int top_exponent = (1 << (7 - mantissa_bits)) - 1;
+    float magnitude;
+    if (format == Fp8Format::e4m3 && exponent == top_exponent && mantissa == (1 << mantissa_bits) - 1) {
+        magnitude = std::numeric_limits<float>::quiet_NaN();
+    } else if (format == Fp8Format::e5m2 && exponent == top_exponent) {
+        magnitude = mantissa == 0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+    } else if (exponent == 0) {  // subnormal: no implicit leading one
+        magnitude = std::ldexp(static_cast<float>(mantissa), 1 - bias - mantissa_bits);
+    } else {
+        magnitude = std::ldexp(static_cast<float>((1 << mantissa_bits) + mantissa), exponent - bias - mantissa_bits);
+    }
+    return negative ? -magnitude : magnitude;
 }
 
 }  // namespace provision::kernels

@@ -36,6 +36,13 @@ __global__ void fill_normal_kernel(T* out, std::size_t count, std::uint64_t seed
     }
 }
 
+__global__ void fill_fp8_kernel(Fp8Format format, Fp8Spread spread, std::uint8_t* out, std::size_t count,
+                                std::uint64_t seed) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        out[i] = random_fp8_code(format, spread, random_bits(seed, i));
+}
+
 __global__ void spin_kernel() { spin_forever(); }
 
 template <typename T>
@@ -56,6 +63,14 @@ cudaError_t launch_fill_normal(ElementType type, void* out, std::size_t count, s
 
 cudaError_t launch_fill_normal_float(float* out, std::size_t count, std::uint64_t seed, cudaStream_t stream) {
     return fill(out, count, seed, stream);
+}
+
+cudaError_t launch_fill_fp8(Fp8Format format, Fp8Spread spread, std::uint8_t* out, std::size_t count,
+                            std::uint64_t seed, cudaStream_t stream) {
+    constexpr int kThreads = 256;
+    const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 8192));
+    fill_fp8_kernel<<<std::max(blocks, 1u), kThreads, 0, stream>>>(format, spread, out, count, seed);
+    return cudaGetLastError();
 }
 
 cudaError_t launch_spin_forever(cudaStream_t stream) {

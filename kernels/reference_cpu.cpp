@@ -4,33 +4,10 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <thread>
+
+#include "parallel_for.h"
 
 namespace provision::kernels {
-namespace {
-
-// Runs body(i) for i in [0, count) on the machine's cores.  The references
-// are what a quick check spends most of its time on (a 256x256x512 GEMM is
-// 34 M fp64 multiply-adds); every element is still summed in the same order
-// by one thread, so the result does not depend on the thread count.
-template <typename Body>
-void parallel_for(std::size_t count, Body body) {
-    const std::size_t workers =
-        std::min<std::size_t>({count, std::max(1u, std::thread::hardware_concurrency()), std::size_t{32}});
-    if (workers <= 1) {
-        for (std::size_t i = 0; i < count; ++i) body(i);
-        return;
-    }
-    std::vector<std::thread> threads;
-    threads.reserve(workers);
-    for (std::size_t w = 0; w < workers; ++w)
-        threads.emplace_back([&, w] {
-            for (std::size_t i = w; i < count; i += workers) body(i);
-        });
-    for (auto& thread : threads) thread.join();
-}
-
-}  // namespace
 
 std::vector<double> attention_reference(const std::vector<float>& q, const std::vector<float>& k,
                                         const std::vector<float>& v, const AttentionProblem& problem) {

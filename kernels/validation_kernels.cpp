@@ -73,6 +73,18 @@ CheckResult dispatch(const CheckEntry& check, const CheckContext& context) {
         }
         case CheckKind::gemm_tf32:
             return detail::run_gemm_tf32_check(context);
+        case CheckKind::gemm_fp8:
+            return detail::run_gemm_fp8_check(context, detail::Fp8GemmKernel::mma_sync);
+        case CheckKind::gemm_fp8_wgmma: {
+#if PROVISION_HAVE_WGMMA
+            return detail::run_gemm_fp8_check(context, detail::Fp8GemmKernel::wgmma);
+#else
+            CheckResult result;
+            result.status = CheckStatus::unsupported;
+            result.detail = "this build has no Hopper wgmma fp8 GEMM kernel";
+            return result;
+#endif
+        }
     }
     throw std::logic_error("a check kind without a runner");
 }
