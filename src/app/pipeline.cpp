@@ -17,6 +17,7 @@
 #include "core/suggest.h"
 #include "core/text.h"
 #include "env/env_file.h"
+#include "formats/formats.h"
 #include "gpu/detect.h"
 #include "handoff/handoff.h"
 #include "health/findings.h"
@@ -293,7 +294,8 @@ Plan plan_run(const Options& options) {
     run_checks(options, report.inventory, recipes, first, report.validation);
     const CheckVerdicts verdicts = verdicts_of(report.validation);
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
-    const auto features = feature_states(report.inventory, recipes, verdicts);
+    report.formats = decide_formats(report.inventory, recipes, workload, report.decision.mechanism, packages,
+                                    verdicts, options.environment);
 
     const Decision& decision = report.decision;
     RunFacts facts;
@@ -304,11 +306,15 @@ Plan plan_run(const Options& options) {
     facts.validation = report.validation.status;
     facts.check_mode = options.check;
     facts.worst_finding = worst_level(report.findings);
+    facts.dtype_override = report.formats.dtype.user;
+    report.notes.insert(report.notes.end(), report.formats.notes.begin(), report.formats.notes.end());
     if (facts.mechanism_chosen) {
-        report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
+        report.env = build_env_settings(report.inventory, recipes, workload, decision, report.formats,
+                                        options.environment);
         for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
         check_sensitive_settings(report.env, options.environment, report.notes);
-        report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
+        report.appended_arguments =
+            workload_arguments(workload, decision.mechanism, report.formats.dtype.value, options.command);
         // --validate=full: a GPU well below its model's throughput serves, degraded.
         for (auto& figure : compare_throughput(report.inventory.gpus, report.validation.checks, recipes.throughput)) {
             facts.below_expected_throughput = facts.below_expected_throughput || figure.degraded;

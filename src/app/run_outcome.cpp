@@ -13,7 +13,15 @@ RunOutcome decide_run_outcome(const RunFacts& facts) {
         result.exit_code = checks_refused ? ExitCode::validation_failed : ExitCode::no_mechanism;
         return result;
     }
-    const bool degraded = facts.source == DecisionSource::forced ||
+    // A PROVISION_DTYPE a visible GPU cannot run is refused like a mechanism
+    // override: exit 4 outside the format's range, exit 5 after a failed check.
+    if (facts.dtype_override == DtypeOverride::unsupported || facts.dtype_override == DtypeOverride::failed_check) {
+        result.verdict = HealthLevel::failed;
+        result.exit_code = facts.dtype_override == DtypeOverride::unsupported ? ExitCode::no_mechanism
+                                                                               : ExitCode::validation_failed;
+        return result;
+    }
+    const bool degraded = facts.source == DecisionSource::forced || facts.dtype_override == DtypeOverride::forced ||
                           facts.outcome == DecisionOutcome::fell_back_after_validation ||
                           facts.validation == ValidationStatus::failed || facts.below_expected_throughput;
     result.verdict = degraded ? HealthLevel::degraded : HealthLevel::ok;

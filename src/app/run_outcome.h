@@ -18,6 +18,7 @@ struct RunFacts {
     bool check_mode = false;              // --check: a failed check fails the run
     bool below_expected_throughput = false;  // --validate=full found a GPU well below its figure
     HealthLevel worst_finding = HealthLevel::ok;  // health signals, driver faults, package findings
+    DtypeOverride dtype_override = DtypeOverride::none;  // the user's PROVISION_DTYPE
 };
 
 struct RunOutcome {

@@ -34,6 +34,15 @@ enum class DecisionOutcome {
     override_failed_validation,  // the override could serve but for a failed check
 };
 
+// What became of a user's PROVISION_DTYPE.  Never written as text.
+enum class DtypeOverride {
+    none,          // not set (or "auto"): the recommendation is written
+    served,        // every visible GPU runs it: kept
+    forced,        // a visible GPU cannot run it, kept anyway with PROVISION_FORCE=1
+    unsupported,   // a visible GPU is outside its format's range: refused
+    failed_check,  // its format failed a check on a visible GPU: refused
+};
+
 // A finding's level and a run's verdict, from best to worst (worst_level
 // compares them).
 enum class HealthLevel { ok, degraded, failed };

@@ -39,23 +39,6 @@ std::optional<std::string> EnvSettings::get(const std::string& name) const {
     return entries_[it->second].second;
 }
 
-std::map<std::string, bool> feature_states(const Inventory& inventory, const RecipeSet& recipes,
-                                           const CheckVerdicts& checks) {
-    std::map<std::string, bool> states;
-    for (const auto& [name, feature] : recipes.features) {
-        bool enabled = !inventory.gpus.empty();
-        for (const auto& gpu : inventory.gpus) {
-            if (!feature.compute_capability.contains(gpu.compute_capability)) enabled = false;
-            for (const auto& check : feature.checks) {
-                const auto it = checks.find({gpu.index, check});
-                if (it != checks.end() && it->second.state == CheckState::failed) enabled = false;
-            }
-        }
-        states[name] = enabled;
-    }
-    return states;
-}
-
 namespace {
 
 // The variables whose value is the decision itself, whatever the user set.
@@ -68,7 +51,7 @@ bool carries_decision(const WorkloadSpec& workload, const std::string& name) {
 }  // namespace
 
 EnvSettings build_env_settings(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
-                               const Decision& decision, const std::map<std::string, bool>& features,
+                               const Decision& decision, const FormatsDecision& formats,
                                const std::map<std::string, std::string>& environment) {
     EnvSettings settings;
     // A user's own value wins over the recipe's, and is written as it is, so
@@ -84,7 +67,7 @@ EnvSettings build_env_settings(const Inventory& inventory, const RecipeSet& reci
     for (const auto& [name, value] : workload.env) put(name, value, "");
     if (!inventory.gpus.empty())
         for (const auto& [name, value] : workload.gpu_env) put(name, value, "");
-    for (const auto& [name, enabled] : features) {
+    for (const auto& [name, enabled] : formats.features) {
         const FeatureSpec& feature = recipes.features.at(name);
         for (const auto& [variable, value] : enabled ? feature.env_enabled : feature.env_disabled)
             put(variable, value, "");
@@ -95,6 +78,11 @@ EnvSettings build_env_settings(const Inventory& inventory, const RecipeSet& reci
         if (it != values.end()) put(variable, it->second, decision.mechanism);
     }
     settings.set("PROVISION_ATTENTION", decision.mechanism);
+    const DtypeChoice& dtype = formats.dtype;
+    if (dtype.user == DtypeOverride::none || dtype.value == dtype.recommended)
+        settings.set("PROVISION_DTYPE", dtype.value);
+    else
+        settings.keep({"PROVISION_DTYPE", dtype.value, dtype.recommended, ""});
     return settings;
 }
 

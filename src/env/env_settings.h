@@ -1,5 +1,6 @@
 // The variables provision hands to the workload: the decision, the
-// workload's own knobs, the recipe's settings and the features (TF32).
+// workload's own knobs, the recipe's settings, the features (TF32, the
+// number formats) and the dtype.
 #pragma once
 
 #include <map>
@@ -8,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "formats/formats.h"
 #include "gpu/inventory.h"
 #include "core/text.h"  // is_valid_variable_name
 #include "recipe/recipe.h"
@@ -47,20 +49,16 @@ private:
 // One line for the report: "NAME=value kept from the environment (...)".
 std::string describe(const KeptVariable& kept);
 
-// Whether each feature of the recipes is on: every visible GPU is in its
-// range and none of its checks failed.
-std::map<std::string, bool> feature_states(const Inventory& inventory, const RecipeSet& recipes,
-                                           const CheckVerdicts& checks);
-
 // `environment` is the current process environment.  Variables that carry
 // the decision -- PROVISION_ATTENTION, the PROVISION_* variables a workload
 // recipe writes, and the workload's override variables (which the decision
 // already read) -- always hold the selected mechanism.  Every other variable
 // a recipe writes (plain settings, feature switches, a workload's own backend
 // variable such as DIFFUSERS_ATTN_BACKEND) keeps a value the user already
-// set, and the settings record it as kept.
+// set, and the settings record it as kept.  PROVISION_DTYPE holds the
+// formats stage's dtype: the user's own when it was kept, recorded as kept.
 EnvSettings build_env_settings(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
-                               const Decision& decision, const std::map<std::string, bool>& features,
+                               const Decision& decision, const FormatsDecision& formats,
                                const std::map<std::string, std::string>& environment);
 
 }  // namespace provision

@@ -62,20 +62,31 @@ std::string interpreter_of(const std::string& file) {
 
 }  // namespace
 
-std::vector<std::string> workload_arguments(const WorkloadSpec& workload, const std::string& mechanism,
-                                            const std::vector<std::string>& command) {
-    const auto it = workload.arguments.find(mechanism);
-    if (it == workload.arguments.end()) return {};
-    for (const auto& flag : workload.conflicting_arguments)
-        if (user_gave(command, flag)) return {};
-    // A flag and the values that follow it are one unit: added whole, or
-    // left out whole when the user gave the flag, so no stray value is left.
-    std::vector<std::string> added;
+namespace {
+
+// `flags` minus those the user gave.  A flag and the values that follow it
+// are one unit: added whole, or left out whole when the user gave the flag,
+// so no stray value is left.
+void add_flags_not_given(const std::vector<std::string>& flags, const std::vector<std::string>& command,
+                         std::vector<std::string>& added) {
     bool skipping = false;
-    for (const auto& arg : it->second) {
+    for (const auto& arg : flags) {
         if (is_flag(arg)) skipping = user_gave(command, flag_name(arg));
         if (!skipping) added.push_back(arg);
     }
+}
+
+}  // namespace
+
+std::vector<std::string> workload_arguments(const WorkloadSpec& workload, const std::string& mechanism,
+                                            const std::string& dtype, const std::vector<std::string>& command) {
+    std::vector<std::string> added;
+    const auto it = workload.arguments.find(mechanism);
+    const bool conflicting = std::any_of(workload.conflicting_arguments.begin(), workload.conflicting_arguments.end(),
+                                         [&](const std::string& flag) { return user_gave(command, flag); });
+    if (it != workload.arguments.end() && !conflicting) add_flags_not_given(it->second, command, added);
+    if (const auto dtype_flags = workload.dtype_arguments.find(dtype); dtype_flags != workload.dtype_arguments.end())
+        add_flags_not_given(dtype_flags->second, command, added);
     return added;
 }
 

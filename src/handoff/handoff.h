@@ -12,9 +12,10 @@ namespace provision {
 
 // The flags the workload recipe adds for `mechanism`, minus any the user
 // already gave as "--flag" or "--flag=value" (a recipe flag's own values go
-// with it), and none at all when the user gave a conflicting flag.
+// with it), and none at all when the user gave a conflicting flag; then the
+// flags that carry `dtype` (its dtype_arguments), minus those the user gave.
 std::vector<std::string> workload_arguments(const WorkloadSpec& workload, const std::string& mechanism,
-                                            const std::vector<std::string>& command);
+                                            const std::string& dtype, const std::vector<std::string>& command);
 
 // Puts `settings` into the environment and execs `command` (PATH lookup).
 // Returns only on failure, by throwing Error(command_not_found) or

@@ -86,4 +86,25 @@ std::vector<PackageAlternatives> MechanismSpec::packages_on(const std::vector<st
     return all;
 }
 
+std::vector<PackageAlternatives> FeatureSpec::package_gates_on(const std::vector<std::string>& architectures) const {
+    std::vector<PackageAlternatives> all = package_gates;
+    std::vector<std::string> seen;
+    for (const auto& architecture : architectures) {
+        if (std::find(seen.begin(), seen.end(), architecture) != seen.end()) continue;
+        seen.push_back(architecture);
+        const auto it = package_gates_for.find(architecture);
+        if (it != package_gates_for.end()) all.insert(all.end(), it->second.begin(), it->second.end());
+    }
+    return all;
+}
+
+std::vector<std::string> RecipeSet::dtype_names() const {
+    std::vector<std::string> names{"float32"};
+    for (const auto& [name, feature] : features)
+        if (!feature.dtype.empty() && std::find(names.begin(), names.end(), feature.dtype) == names.end())
+            names.push_back(feature.dtype);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
 }  // namespace provision

@@ -52,6 +52,9 @@ struct MechanismSpec {
     std::string min_driver_cuda;                              // "12.3"
     std::map<std::string, std::string> min_driver_cuda_for;   // architecture -> version
     std::vector<std::string> checks;                          // validation checks it needs
+    // The dtype order (PROVISION_DTYPE) where this mechanism is selected, in
+    // place of [dtypes] preference; empty: the global one.
+    std::vector<std::string> dtype_preference;
 
     // `packages` and the packages_for entries of `architectures` (the visible GPUs').
     std::vector<PackageAlternatives> packages_on(const std::vector<std::string>& architectures) const;
@@ -63,7 +66,8 @@ struct CheckSpec {
     CapabilityBounds compute_capability;  // where the check can run at all
 };
 
-// A setting that is switched on only where its checks pass (TF32).
+// A setting that is switched on only where its checks pass (TF32), or a
+// number format the GPUs run (bf16, fp8), reported in the report's "formats".
 struct FeatureSpec {
     std::string name;
     std::string description;
@@ -71,6 +75,16 @@ struct FeatureSpec {
     std::vector<std::string> checks;
     std::map<std::string, std::string> env_enabled;
     std::map<std::string, std::string> env_disabled;
+    bool number_format = false;  // reported under "formats", with a state per GPU
+    std::string dtype;           // the torch dtype it stands for ("bfloat16"); empty: none
+    // Installed packages that must be new enough for the feature to be on
+    // (fp8 through torch._scaled_mm on Ada: torch >= 2.3); a package that is
+    // not installed gates nothing.
+    std::vector<PackageAlternatives> package_gates;
+    std::map<std::string, std::vector<PackageAlternatives>> package_gates_for;  // architecture -> gates
+
+    // `package_gates` and the package_gates_for entries of `architectures`.
+    std::vector<PackageAlternatives> package_gates_on(const std::vector<std::string>& architectures) const;
 };
 
 // What a workload needs to use a mechanism, where that differs from the
@@ -100,6 +114,13 @@ struct WorkloadSpec {
     std::vector<std::string> conflicting_arguments;
     // mechanism -> requirements that replace the mechanism's own for this workload
     std::map<std::string, MechanismRequirements> mechanism_requirements;
+    // The dtype order for this workload, in place of the mechanism's and
+    // [dtypes]'s; empty: theirs.
+    std::vector<std::string> dtype_preference;
+    // dtype -> flags that carry it to the workload, for a workload that would
+    // not choose that dtype well itself (SGLang keeps a bf16 model in bf16 on
+    // a GPU without bf16)
+    std::map<std::string, std::vector<std::string>> dtype_arguments;
 };
 
 // [policy]: how much each health signal and driver fault class weighs
@@ -134,12 +155,17 @@ struct RecipeSet {
     ThroughputTable throughput;                  // expected full-mode figures per GPU model
     HealthPolicy policy;
     std::map<std::string, TorchBuildSpec> torch_builds;
+    // [dtypes] preference: PROVISION_DTYPE is the first of these that every
+    // visible GPU runs ("float32" needs no format)
+    std::vector<std::string> dtype_preference;
     std::vector<std::string> files;              // every file loaded, in order
 
     const ArchitectureSpec* architecture(const std::string& name) const;
     // Canonical mechanism name for a name or alias (case-insensitive), or nullopt.
     std::optional<std::string> canonical_mechanism(const std::string& name) const;
     std::vector<std::string> mechanism_names() const;
+    // Every dtype a recipe can name: "float32" and the number formats' dtypes.
+    std::vector<std::string> dtype_names() const;
     // The mechanism as `workload` needs it: its own recipe with the
     // workload's mechanism_requirements applied.
     MechanismSpec mechanism_for(const WorkloadSpec& workload, const std::string& name) const;

@@ -27,7 +27,7 @@ namespace {
 
 // A name used in one place that must be defined somewhere in the merged set.
 struct Reference {
-    enum Kind { mechanism, check, architecture } kind;
+    enum Kind { mechanism, check, architecture, dtype } kind;
     std::string name;
     SourceRef where;
     std::string context;
@@ -51,6 +51,10 @@ private:
     void read_python(const toml::table& table, const std::string& file);
     void read_torch_build(const std::string& name, const toml::table& table, const std::string& file);
     void read_policy(const toml::table& table, const std::string& file);
+    void read_dtypes(const toml::table& table, const std::string& file);
+    // A list of dtype names ("dtype_preference"), each checked once all files are read.
+    std::vector<std::string> read_dtype_list(TableReader& reader, const std::string& key, const std::string& file,
+                                             const std::string& where);
     void refer(Reference::Kind kind, const std::string& name, const toml::node& node, const std::string& file,
                const std::string& context);
     void check_references() const;
@@ -201,9 +205,10 @@ void Loader::load_table(const toml::table& root, const std::string& file) {
             refer(Reference::check, check, node, file, "[throughput]");
         });
     if (const toml::table* t = top.table("policy")) read_policy(*t, file);
+    if (const toml::table* t = top.table("dtypes")) read_dtypes(*t, file);
     top.reject_unknown_keys(
         {"architectures", "mechanisms", "checks", "features", "workloads", "python", "throughput", "policy",
-         "torch_builds"});
+         "torch_builds", "dtypes"});
 }
 
 void Loader::read_architectures(const toml::table& table, const std::string& file) {
@@ -274,9 +279,10 @@ void Loader::read_mechanism(const std::string& name, const toml::table& table, c
         for (const auto& check : *v)
             refer(Reference::check, check, *reader.node("checks"), file, fmt::format("'checks' of {}", where));
     }
+    if (auto v = read_dtype_list(reader, "dtype_preference", file, where); !v.empty()) spec.dtype_preference = v;
     reader.reject_unknown_keys({"description", "aliases", "packages", "packages_for", "min_compute_capability",
                                 "max_compute_capability", "assumed_max_compute_capability", "min_driver_cuda",
-                                "min_driver_cuda_for", "checks"});
+                                "min_driver_cuda_for", "checks", "dtype_preference"});
 }
 
 void Loader::read_check(const std::string& name, const toml::table& table, const std::string& file) {
@@ -317,8 +323,35 @@ void Loader::read_feature(const std::string& name, const toml::table& table, con
     }
     if (auto v = reader.string_map("env_enabled")) spec.env_enabled = *v;
     if (auto v = reader.string_map("env_disabled")) spec.env_disabled = *v;
+    if (const toml::node* flag = reader.node("number_format")) {
+        if (!flag->is_boolean()) throw_at(*flag, file, fmt::format("'number_format' of {} must be true or false", where));
+        spec.number_format = flag->as_boolean()->get();
+    }
+    if (auto v = reader.string("dtype")) {
+        if (v->empty() || !std::all_of(v->begin(), v->end(), [](char c) {
+                return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+            }))
+            throw_at(*reader.node("dtype"), file,
+                     fmt::format("'dtype' of {} must be a torch dtype name like \"bfloat16\", not \"{}\"", where,
+                                 printable(*v, 64)));
+        spec.dtype = *v;
+    }
+    if (const toml::node* gates = reader.node("package_gates")) spec.package_gates = read_packages(*gates, file, where);
+    if (const toml::node* per_architecture = reader.node("package_gates_for")) {
+        const toml::table* gates = per_architecture->as_table();
+        if (!gates) throw_at(*per_architecture, file, fmt::format("'package_gates_for' of {} must be a table", where));
+        for (const auto& [arch, packages] : *gates) {
+            const std::string architecture(arch.str());
+            spec.package_gates_for[architecture] = read_packages(packages, file, where);
+            refer(Reference::architecture, architecture, packages, file,
+                  fmt::format("'package_gates_for' of {}", where));
+        }
+    }
+    if (!spec.dtype.empty() && !spec.number_format)
+        throw_at(*reader.node("dtype"), file, fmt::format("{} names a dtype but is no number_format", where));
     reader.reject_unknown_keys({"description", "min_compute_capability", "max_compute_capability", "checks",
-                                "env_enabled", "env_disabled", "allow_sensitive"});
+                                "env_enabled", "env_disabled", "allow_sensitive", "number_format", "dtype",
+                                "package_gates", "package_gates_for"});
 }
 
 void Loader::read_workload(const std::string& name, const toml::table& table, const std::string& file) {
@@ -397,9 +430,18 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
             refer(Reference::mechanism, mechanism, value, file, fmt::format("'mechanisms' of {}", where));
         }
     }
+    if (auto v = read_dtype_list(reader, "dtype_preference", file, where); !v.empty()) spec.dtype_preference = v;
+    if (const toml::table* arguments = reader.table("dtype_arguments")) {
+        TableReader flags(*arguments, file, where + " dtype_arguments");
+        for (const auto& [key, value] : *arguments) {
+            const std::string dtype(key.str());
+            spec.dtype_arguments[dtype] = *flags.string_array(dtype);
+            refer(Reference::dtype, dtype, value, file, fmt::format("'dtype_arguments' of {}", where));
+        }
+    }
     reader.reject_unknown_keys({"description", "preference", "env", "gpu_env", "override_variables",
                                 "mechanism_env", "arguments", "conflicting_arguments", "mechanisms",
-                                "allow_sensitive"});
+                                "allow_sensitive", "dtype_preference", "dtype_arguments"});
 }
 
 void Loader::read_torch_build(const std::string& name, const toml::table& table, const std::string& file) {
@@ -468,6 +510,23 @@ void Loader::read_policy(const toml::table& table, const std::string& file) {
     reader.reject_unknown_keys(known);
 }
 
+std::vector<std::string> Loader::read_dtype_list(TableReader& reader, const std::string& key, const std::string& file,
+                                                 const std::string& where) {
+    auto list = reader.string_array(key);
+    if (!list) return {};
+    const toml::node& node = *reader.node(key);
+    reject_duplicates(node, file, fmt::format("'{}' of {}", key, where));
+    if (list->empty()) throw_at(node, file, fmt::format("'{}' of {} names no dtype", key, where));
+    for (const auto& dtype : *list) refer(Reference::dtype, dtype, node, file, fmt::format("'{}' of {}", key, where));
+    return *list;
+}
+
+void Loader::read_dtypes(const toml::table& table, const std::string& file) {
+    TableReader reader(table, file, "[dtypes]");
+    if (auto v = read_dtype_list(reader, "preference", file, "[dtypes]"); !v.empty()) set_.dtype_preference = v;
+    reader.reject_unknown_keys({"preference"});
+}
+
 void Loader::refer(Reference::Kind kind, const std::string& name, const toml::node& node, const std::string& file,
                    const std::string& context) {
     references_.push_back({kind, name, source_of(node, file), context});
@@ -478,13 +537,16 @@ void Loader::check_references() const {
     for (const auto& a : set_.architectures) architectures.push_back(a.name);
     for (const auto& [name, spec] : set_.checks) checks.push_back(name);
     const std::vector<std::string> mechanisms = set_.mechanism_names();
+    const std::vector<std::string> dtypes = set_.dtype_names();
     for (const auto& ref : references_) {
         const std::vector<std::string>& known = ref.kind == Reference::mechanism ? mechanisms
                                                 : ref.kind == Reference::check   ? checks
+                                                : ref.kind == Reference::dtype   ? dtypes
                                                                                  : architectures;
         if (std::find(known.begin(), known.end(), ref.name) != known.end()) continue;
         const char* what = ref.kind == Reference::mechanism ? "mechanism"
                            : ref.kind == Reference::check   ? "check"
+                           : ref.kind == Reference::dtype   ? "dtype"
                                                             : "architecture";
         std::string message = fmt::format("{}: unknown {} '{}' in {}", ref.where.str(), what, ref.name, ref.context);
         const std::string hint = closest_match(ref.name, known);

@@ -80,6 +80,48 @@ toml::array findings_array(const std::vector<Finding>& findings) {
     return array;
 }
 
+// {"recommended": "bfloat16", "bf16": "passed", ...}: each number format's
+// state, the worst over the visible GPUs.
+toml::table formats_table(const FormatsDecision& formats) {
+    toml::table table;
+    table.insert_or_assign("recommended", formats.dtype.recommended);
+    for (const auto& format : formats.formats) table.insert_or_assign(format.name, std::string(to_string(format.state)));
+    return table;
+}
+
+// "float16 (recommended: ...)" / "bfloat16 (PROVISION_DTYPE from the environment; recommended: float16)"
+std::string dtype_line(const DtypeChoice& dtype) {
+    switch (dtype.user) {
+        case DtypeOverride::none: return fmt::format("{} ({})", dtype.value, dtype.reason);
+        case DtypeOverride::served:
+            return fmt::format("{} (PROVISION_DTYPE from the environment; recommended: {})", dtype.value,
+                               dtype.recommended);
+        case DtypeOverride::forced:
+            return fmt::format("{} (PROVISION_DTYPE forced by PROVISION_FORCE=1 although {}; recommended: {})",
+                               dtype.value, dtype.problem, dtype.recommended);
+        case DtypeOverride::unsupported:
+        case DtypeOverride::failed_check: break;
+    }
+    return fmt::format("refused: PROVISION_DTYPE={} cannot be served: {} (set PROVISION_FORCE=1 to use it anyway; "
+                       "recommended: {})",
+                       dtype.user_value, dtype.problem, dtype.recommended);
+}
+
+// One line per number format: its state and the GPU that limits it.
+std::string format_line(const FormatReport& format) {
+    std::string text = fmt::format("{}: {}", format.name, to_string(format.state));
+    if (format.state == FormatState::passed) {
+        text += fmt::format(" on every visible GPU ({})", format.gpus.empty() ? std::string() : format.gpus.front().why);
+    } else if (format.limiting_gpu >= 0) {
+        text += fmt::format(", limited by {}", format.why);
+    } else if (!format.why.empty()) {
+        text += fmt::format(" ({})", format.why);
+    }
+    if (!format.gate_problems.empty())
+        text += fmt::format("; off: {}", fmt::join(format.gate_problems, "; "));
+    return text;
+}
+
 const char* environment_name(EnvironmentKind kind) {
     switch (kind) {
         case EnvironmentKind::venv: return "venv";
@@ -225,6 +267,7 @@ std::string render_json(const Report& report) {
         candidates.push_back(std::move(entry));
     }
     root.insert_or_assign("candidates", std::move(candidates));
+    root.insert_or_assign("formats", formats_table(report.formats));
 
     toml::table env;
     for (const auto& [name, value] : report.env.entries()) env.insert_or_assign(name, value);
@@ -290,6 +333,7 @@ std::string render_summary(const Report& report, bool explain) {
                                                                   : fmt::format("{} ({})", report.decision.mechanism,
                                                                                 to_string(report.decision.source)));
     line("Reason", report.decision.reason);
+    line("Dtype", dtype_line(report.formats.dtype));
     std::string validation(to_string(report.validation.status));
     if (!report.validation.reason.empty()) validation += fmt::format(" ({})", report.validation.reason);
     line("Validation", validation);
@@ -322,6 +366,9 @@ std::string render_summary(const Report& report, bool explain) {
         }
     }
     if (explain) {
+        out += "  Number formats:\n";
+        for (const auto& format : report.formats.formats)
+            out += fmt::format("    {}\n", printable(format_line(format), kLongest));
         out += "  Python folders read:\n";
         if (report.python.site_packages.empty()) out += "    (none)\n";
         for (const auto& folder : report.python.site_packages) out += fmt::format("    {}\n", folder);

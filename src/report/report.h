@@ -7,6 +7,7 @@
 
 #include "core/states.h"
 #include "env/env_settings.h"
+#include "formats/formats.h"
 #include "gpu/inventory.h"
 #include "health/findings.h"
 #include "health/torch_findings.h"
@@ -28,6 +29,7 @@ struct Report {
     std::string workload;
     WorkloadPython python;           // the interpreter and the folders its packages were read from
     Decision decision;
+    FormatsDecision formats;         // number formats per GPU, the features that are on, the dtype
     EnvSettings env;
     ValidationSummary validation;
     std::vector<Finding> findings;   // health signals and driver faults, weighed by the policy

@@ -44,7 +44,19 @@ EnvSettings build(const std::map<std::string, std::string>& environment, const s
                   bool tf32 = true) {
     Decision decision;
     decision.mechanism = mechanism;
-    return build_env_settings(one_gpu(), tf32_recipes(), workload(), decision, {{"tf32", tf32}}, environment);
+    FormatsDecision formats;
+    formats.features = {{"tf32", tf32}};
+    formats.dtype.recommended = formats.dtype.value = "bfloat16";
+    return build_env_settings(one_gpu(), tf32_recipes(), workload(), decision, formats, environment);
+}
+
+// The settings with the formats stage's dtype choice `dtype`.
+EnvSettings build_with_dtype(const DtypeChoice& dtype) {
+    Decision decision;
+    decision.mechanism = "flash2";
+    FormatsDecision formats;
+    formats.dtype = dtype;
+    return build_env_settings(one_gpu(), tf32_recipes(), workload(), decision, formats, {});
 }
 
 }  // namespace
@@ -103,4 +115,24 @@ TEST_CASE("variable names are checked") {
     CHECK_THROWS(settings.set("1BAD", "x"));
     CHECK_THROWS(settings.set("A-B", "x"));
     CHECK_NOTHROW(settings.set("_OK1", "x"));
+}
+
+TEST_CASE("PROVISION_DTYPE holds the recommendation, or the user's dtype recorded as kept") {
+    DtypeChoice dtype;
+    dtype.recommended = dtype.value = "float16";
+    auto settings = build_with_dtype(dtype);
+    CHECK(settings.get("PROVISION_DTYPE") == "float16");
+    CHECK_FALSE(settings.is_kept("PROVISION_DTYPE"));
+
+    dtype.user = DtypeOverride::served;
+    dtype.user_value = "BFloat16 ";
+    dtype.value = "bfloat16";
+    settings = build_with_dtype(dtype);
+    CHECK(settings.get("PROVISION_DTYPE") == "bfloat16");
+    REQUIRE(settings.is_kept("PROVISION_DTYPE"));
+    CHECK(describe(settings.kept().front()) ==
+          "PROVISION_DTYPE=bfloat16 kept from the environment (the recipe's value: float16)");
+
+    dtype.value = "float16";  // the user asked for what provision recommends anyway
+    CHECK_FALSE(build_with_dtype(dtype).is_kept("PROVISION_DTYPE"));
 }

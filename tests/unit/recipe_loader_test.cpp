@@ -276,3 +276,63 @@ TEST_CASE("a recipe describing a check provision does not carry is refused at lo
     CHECK_THAT(message, Catch::Contains("no check called 'attention.fp8'"));
     CHECK_THAT(message, Catch::Contains("gemm.tf32"));
 }
+
+TEST_CASE("number formats: dtype, package gates and dtype orders load from the recipes") {
+    const RecipeSet set = load_recipes({kBuiltin});
+    const FeatureSpec& fp8 = set.features.at("fp8");
+    CHECK(fp8.number_format);
+    CHECK(fp8.dtype.empty());
+    CHECK(fp8.env_enabled.at("PROVISION_FP8") == "1");
+    CHECK(fp8.env_disabled.at("PROVISION_FP8") == "0");
+    REQUIRE(fp8.package_gates_for.count("ada") == 1);
+    CHECK(fp8.package_gates_for.at("ada").front().any_of.front() == "torch>=2.3");
+    CHECK(fp8.package_gates_on({"hopper"}).empty());
+    CHECK(fp8.package_gates_on({"ada", "ada"}).size() == 1);
+    CHECK(set.features.at("bf16").dtype == "bfloat16");
+    CHECK(set.dtype_names() == std::vector<std::string>{"bfloat16", "float16", "float32"});
+    CHECK(set.mechanisms.at("flex").dtype_preference.front() == "float16");
+    CHECK(set.workloads.at("sglang").dtype_arguments.at("float16") == std::vector<std::string>{"--dtype=half"});
+}
+
+TEST_CASE("number-format keys are checked at load time with their positions") {
+    TempDir dir;
+    auto error_of = [&](const std::string& name, const std::string& text) {
+        write_file(dir.file(name), text);
+        return recipe_load_error({kBuiltin, dir.file(name)});
+    };
+    std::string message = error_of("dtype.toml", "[dtypes]\npreference = [\"bfloat16\", \"bf16\"]\n");
+    CHECK_THAT(message, Catch::Contains(dir.file("dtype.toml") + ":2:"));
+    CHECK_THAT(message, Catch::Contains("unknown dtype 'bf16' in 'preference' of [dtypes]"));
+    CHECK_THAT(message, Catch::Contains("(known: bfloat16, float16, float32)"));
+
+    message = error_of("flag.toml", "[features.fp8]\n\nnumber_format = \"yes\"\n");
+    CHECK_THAT(message, Catch::Contains(dir.file("flag.toml") + ":3:"));
+    CHECK_THAT(message, Catch::Contains("'number_format' of [features.fp8] must be true or false"));
+
+    message = error_of("gate.toml", "[features.fp8]\npackage_gates_for = { adda = [\"torch>=2.3\"] }\n");
+    CHECK_THAT(message, Catch::Contains("unknown architecture 'adda' in 'package_gates_for' of [features.fp8]"));
+
+    message = error_of("gate2.toml", "[features.fp8]\npackage_gates = [\"torch>=>2\"]\n");
+    CHECK_THAT(message, Catch::Contains("bad package requirement in [features.fp8]"));
+
+    message = error_of("name.toml", "[features.x]\nnumber_format = true\ndtype = \"Bfloat 16\"\n");
+    CHECK_THAT(message, Catch::Contains(dir.file("name.toml") + ":3:"));
+    CHECK_THAT(message, Catch::Contains("must be a torch dtype name"));
+
+    message = error_of("notformat.toml", "[features.x]\ndtype = \"float8\"\n");
+    CHECK_THAT(message, Catch::Contains("names a dtype but is no number_format"));
+
+    message = error_of("twice.toml", "[mechanisms.flex]\ndtype_preference = [\"float16\", \"float16\"]\n");
+    CHECK_THAT(message, Catch::Contains("'float16' appears twice in 'dtype_preference' of [mechanisms.flex]"));
+
+    message = error_of("workload.toml", "[workloads.generic.dtype_arguments]\nfloat8 = [\"--dtype=fp8\"]\n");
+    CHECK_THAT(message, Catch::Contains("unknown dtype 'float8' in 'dtype_arguments' of [workloads.generic]"));
+
+    message = error_of("key.toml", "[dtypes]\npreferences = [\"float32\"]\n");
+    CHECK_THAT(message, Catch::Contains(dir.file("key.toml") + ":2:"));
+
+    // A new format brings its dtype with it.
+    write_file(dir.file("new.toml"), "[features.fp32x]\nnumber_format = true\ndtype = \"float64\"\n"
+                                     "[dtypes]\npreference = [\"float64\", \"float32\"]\n");
+    CHECK(load_recipes({kBuiltin, dir.file("new.toml")}).dtype_preference.front() == "float64");
+}

@@ -105,3 +105,19 @@ TEST_CASE("a chosen mechanism: ok, degraded, or failed, and the exit status with
         CHECK(decide_run_outcome(facts) == row.expected);
     }
 }
+
+TEST_CASE("a PROVISION_DTYPE a visible GPU cannot run: exit 4, or 5 after a failed check; forced: degraded") {
+    RunFacts facts = chosen();
+    facts.dtype_override = DtypeOverride::served;
+    CHECK(decide_run_outcome(facts) == RunOutcome{HealthLevel::ok, ExitCode::ok});
+    facts.dtype_override = DtypeOverride::unsupported;
+    CHECK(decide_run_outcome(facts) == RunOutcome{HealthLevel::failed, ExitCode::no_mechanism});
+    facts.dtype_override = DtypeOverride::failed_check;
+    CHECK(decide_run_outcome(facts) == RunOutcome{HealthLevel::failed, ExitCode::validation_failed});
+    facts.dtype_override = DtypeOverride::forced;
+    CHECK(decide_run_outcome(facts) == RunOutcome{HealthLevel::degraded, ExitCode::ok});
+    // Nothing to serve the workload at all comes first.
+    RunFacts none = nothing(DecisionOutcome::nothing_serves, false);
+    none.dtype_override = DtypeOverride::failed_check;
+    CHECK(decide_run_outcome(none) == RunOutcome{HealthLevel::failed, ExitCode::no_mechanism});
+}
