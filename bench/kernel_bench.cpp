@@ -1,6 +1,7 @@
 // Throughput of the validation kernels at the shapes real workloads run:
 // the fused attention forward through mma.sync (fp16, bf16) and through
-// Hopper's wgmma (bf16), causal and not, and the TF32 GEMM.  Each shape is
+// Hopper's wgmma (bf16), causal and not, the TF32 GEMM and the fp8 GEMM
+// (e4m3, mma.sync and wgmma).  Each shape is
 // checked once against the reference before it is timed, then timed with
 // CUDA events after warm-up, rotating over enough input sets that the L2
 // cannot hold them.  One JSON object per line on stdout (gpu-bench reads
@@ -19,6 +20,7 @@
 
 #include "attention_wgmma.h"
 #include "cuda_support.h"
+#include "gemm_fp8_host.h"
 #include "kernel_launchers.h"
 #include "numeric_formats.h"
 #include "tolerance.h"
@@ -211,11 +213,81 @@ void bench_gemm(const Stream& stream, const Device& device, const Settings& sett
                timing.median_ms, tflops, error);
 }
 
+// c = (a·bᵀ) * scale with e4m3 operands, the product torch._scaled_mm makes
+// with per-tensor scales (bench/torch_peers.py times it at the same sizes):
+// the mma.sync kernel everywhere from sm_89, the wgmma one on sm_90.  Every
+// element of the first output must be written; 32 sampled elements are held
+// to the check's bound.
+enum class Fp8Path { mma_sync, wgmma };
+
+void bench_gemm_fp8(const Stream& stream, const Device& device, const Settings& settings, int size, Fp8Path path) {
+    const std::size_t elements = std::size_t(size) * size;
+    const int sets = input_sets(device, 2 * elements + elements * sizeof(float));
+    struct InputSet {
+        std::unique_ptr<DeviceBuffer> a, b, c;
+    };
+    std::vector<InputSet> inputs(sets);
+    for (int s = 0; s < sets; ++s) {
+        inputs[s] = {std::make_unique<DeviceBuffer>(elements), std::make_unique<DeviceBuffer>(elements),
+                     std::make_unique<DeviceBuffer>(elements * sizeof(float))};
+        check_cuda(launch_fill_fp8(Fp8Format::e4m3, Fp8Spread::moderate, inputs[s].a->as<std::uint8_t>(), elements,
+                                   3000 + 10 * s, stream.get()),
+                   "fill a");
+        check_cuda(launch_fill_fp8(Fp8Format::e4m3, Fp8Spread::moderate, inputs[s].b->as<std::uint8_t>(), elements,
+                                   3001 + 10 * s, stream.get()),
+                   "fill b");
+    }
+    const float scale = 0.75f;
+    auto launch = [&](int s) {
+        const auto* a = inputs[s].a->as<std::uint8_t>();
+        const auto* b = inputs[s].b->as<std::uint8_t>();
+        float* c = inputs[s].c->as<float>();
+        return path == Fp8Path::wgmma
+                   ? launch_gemm_fp8_wgmma(Fp8Format::e4m3, Fp8Format::e4m3, a, b, c, size, size, size, scale,
+                                           stream.get(), FaultKind::none)
+                   : launch_gemm_fp8(Fp8Format::e4m3, Fp8Format::e4m3, a, b, c, size, size, size, scale,
+                                     stream.get(), FaultKind::none);
+    };
+    inputs[0].c->poison(stream.get());
+    check_cuda(launch(0), "fp8 gemm launch");
+    const auto values = inputs[0].c->download<float>(stream.get());
+    std::mt19937 random(11);
+    std::uniform_int_distribution<int> index(0, size - 1);
+    std::vector<std::size_t> samples;
+    std::vector<double> exact;
+    std::vector<float> modelled;
+    std::vector<std::uint8_t> row_a(size), row_b(size);
+    for (int sample = 0; sample < 32; ++sample) {
+        const int i = index(random), j = index(random);
+        inputs[0].a->copy_to_host(row_a.data(), size, std::size_t(i) * size, stream.get());
+        inputs[0].b->copy_to_host(row_b.data(), size, std::size_t(j) * size, stream.get());
+        samples.push_back(std::size_t(i) * size + j);
+        exact.push_back(exact_fp8_dot(Fp8Format::e4m3, row_a.data(), Fp8Format::e4m3, row_b.data(), size) * scale);
+        modelled.push_back(modelled_fp8_dot(Fp8Format::e4m3, row_a.data(), Fp8Format::e4m3, row_b.data(), size) *
+                           scale);
+    }
+    const Fp8GemmVerdict verdict = judge_gemm_fp8_samples("bench", values, samples, exact, modelled);
+
+    const Timing timing = time_launches(stream, settings, sets, launch);
+    const double tflops = 2.0 * size * double(size) * size / (timing.median_ms * 1e-3) / 1e12;
+    const char* name = path == Fp8Path::wgmma ? "wgmma" : "mma.sync";
+    fmt::print("{{\"bench\": \"gemm_fp8\", \"path\": \"e4m3.{}\", \"m\": {}, \"n\": {}, \"k\": {}, "
+               "\"median_ms\": {}, \"min_ms\": {}, \"max_ms\": {}, \"tflops\": {}, \"max_rel_error\": {}, "
+               "\"tolerance\": {}, \"passed\": {}, \"input_sets\": {}, \"runs\": {}}}\n",
+               name, size, size, size, json_number(timing.median_ms), json_number(timing.min_ms),
+               json_number(timing.max_ms), json_number(tflops), json_number(verdict.error),
+               json_number(verdict.tolerance), verdict.problem.empty() ? "true" : "false", sets, settings.runs);
+    std::fflush(stdout);
+    fmt::print(stderr, "gemm fp8 e4m3 {:8} {}^3 {:8.3f} ms {:7.1f} TFLOP/s  error {:.2e} (bound {:.2e}){}\n", name,
+               size, timing.median_ms, tflops, verdict.error, verdict.tolerance,
+               verdict.problem.empty() ? "" : "  " + verdict.problem);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     Settings settings;
-    CLI::App app{"Times provision's attention and TF32 GEMM kernels on GPU 0; JSON lines on stdout."};
+    CLI::App app{"Times provision's attention, TF32 and fp8 GEMM kernels on GPU 0; JSON lines on stdout."};
     app.add_option("--warmup", settings.warmup, "untimed launches per shape")->check(CLI::NonNegativeNumber);
     app.add_option("--runs", settings.runs, "timed launches per shape (the median is reported)")
         ->check(CLI::PositiveNumber);
@@ -256,6 +328,11 @@ int main(int argc, char** argv) {
             for (int size : settings.gemm_sizes)
                 for (const GemmPath& path : paths) bench_gemm(stream, device, settings, size, path);
         }
+        if (device.major * 10 + device.minor >= 89)
+            for (int size : settings.gemm_sizes) {
+                bench_gemm_fp8(stream, device, settings, size, Fp8Path::mma_sync);
+                if (has_wgmma) bench_gemm_fp8(stream, device, settings, size, Fp8Path::wgmma);
+            }
     } catch (const CudaFailure& failure) {
         fmt::print(stderr, "kernel_bench: {}\n", describe_cuda_failure(failure, device.index));
         return 1;

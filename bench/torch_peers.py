@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch's own kernels at the shapes bench/kernel_bench times: scaled dot
 product attention through each SDPA backend (FlashAttention-2, memory
-efficient, cuDNN) and the TF32 matrix product through cuBLAS.
+efficient, cuDNN), the TF32 matrix product through cuBLAS, and the fp8
+(e4m3) matrix product through torch._scaled_mm with per-tensor scales.
 
 Timed the same way as kernel_bench: CUDA events around each call after
 warm-up, median of the runs, rotating over enough input sets that the L2
@@ -125,6 +126,52 @@ def bench_gemm(args):
         torch.cuda.empty_cache()
 
 
+def bench_scaled_mm(args):
+    """c = (a @ b.T) * scale_a * scale_b in fp32 from e4m3 operands: the
+    product provision's gemm.fp8 kernels compute.  _scaled_mm wants the second
+    operand column-major, so b is stored [n, k] and passed transposed, as
+    provision's kernels read it.  use_fast_accum=False (the default) promotes
+    the tensor cores' partial sums to fp32 as provision's kernels do; True
+    lets them accumulate in the tensor cores' own precision."""
+    major, minor = torch.cuda.get_device_capability(0)
+    if (major, minor) < (8, 9) or not hasattr(torch, "_scaled_mm"):
+        print("gemm_fp8: torch._scaled_mm needs compute capability 8.9 or newer", file=sys.stderr, flush=True)
+        return
+    scale_a = torch.tensor(0.5, device="cuda")
+    scale_b = torch.tensor(1.5, device="cuda")
+    for size in args.gemm_sizes:
+        sets = input_sets(2 * size * size + 4 * size * size)
+        generator = torch.Generator(device="cuda").manual_seed(size + 8)
+        inputs = [
+            [torch.randn(size, size, device="cuda", generator=generator).to(torch.float8_e4m3fn) for _ in range(2)]
+            + [torch.empty(size, size, device="cuda")]
+            for _ in range(sets)
+        ]
+        for fast in (False, True):
+            def call(i):
+                a, b, c = inputs[i]
+                out = torch._scaled_mm(a, b.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=torch.float32,
+                                       use_fast_accum=fast)
+                return out[0] if isinstance(out, tuple) else out  # torch < 2.4 returned (out, amax)
+
+            record = {"bench": "gemm_fp8", "path": "scaled_mm.e4m3" + (".fast_accum" if fast else ""),
+                      "m": size, "n": size, "k": size, "input_sets": sets, "runs": args.runs}
+            try:
+                reference = (inputs[0][0].float() @ inputs[0][1].float().t()) * 0.75
+                error = ((call(0) - reference).abs().max() / reference.abs().max()).item()
+                record["max_rel_error"] = error
+                record.update(time_calls(call, sets, args.warmup, args.runs))
+                record["tflops"] = 2 * size**3 / (record["median_ms"] * 1e-3) / 1e12
+                print(f"gemm_fp8 {record['path']} {size}^3 {record['median_ms']:8.3f} ms "
+                      f"{record['tflops']:7.1f} TFLOP/s  error {error:.2e}", file=sys.stderr, flush=True)
+            except RuntimeError as failure:
+                record["error"] = str(failure).splitlines()[0][:200]
+                print(f"gemm_fp8 {record['path']} {size}^3: {record['error']}", file=sys.stderr, flush=True)
+            emit(record)
+        del inputs
+        torch.cuda.empty_cache()
+
+
 def main():
     def numbers(text):
         return [int(x) for x in text.split(",") if x]
@@ -137,12 +184,19 @@ def main():
     parser.add_argument("--seq-lens", type=numbers, default=[2048, 4096, 16384])
     parser.add_argument("--head-dims", type=numbers, default=[64, 128])
     parser.add_argument("--gemm-sizes", type=numbers, default=[4096, 8192])
+    parser.add_argument("--parts", default="attention,gemm,fp8",
+                        help="comma-separated: attention, gemm (TF32), fp8 (torch._scaled_mm)")
     args = parser.parse_args()
 
     emit({"bench": "versions", "torch": torch.__version__, "cuda": torch.version.cuda,
           "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name(0)})
-    bench_attention(args)
-    bench_gemm(args)
+    parser_parts = set(args.parts.split(","))
+    if "attention" in parser_parts:
+        bench_attention(args)
+    if "gemm" in parser_parts:
+        bench_gemm(args)
+    if "fp8" in parser_parts:
+        bench_scaled_mm(args)
 
 
 if __name__ == "__main__":

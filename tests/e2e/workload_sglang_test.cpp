@@ -22,6 +22,15 @@ Expectation gpu(const std::string& family, const std::string& mechanism, const s
             kNeverSet};
 }
 
+// Turing and Volta have no bf16, and SGLang's --dtype auto would keep a bf16
+// checkpoint in bf16 there: the recipe adds --dtype=half.
+Expectation without_bf16(const std::string& family) {
+    Expectation row = gpu(family, "sdpa", "torch_native");
+    row.appended.push_back("--dtype=half");
+    row.set["PROVISION_DTYPE"] = "float16";
+    return row;
+}
+
 Expectation cpu() { return {"cpu", "eager", {}, {}, {"PYTORCH_CUDA_ALLOC_CONF", "PROVISION_SGLANG_ATTENTION_BACKEND"}}; }
 
 // A site-packages tree `base` plus sglang and its kernel package.
@@ -33,8 +42,8 @@ std::vector<std::string> with_sglang(const e2e::TempDir& dir, const std::string&
 const std::vector<Expectation>& reference_rows() {
     static const std::vector<Expectation> rows = {
         gpu("blackwell", "sdpa", "torch_native"), gpu("hopper", "flash3", "fa3"), gpu("ada", "flash2", "fa3"),
-        gpu("ampere", "flash2", "fa3"),           gpu("turing", "sdpa", "torch_native"),
-        gpu("volta", "sdpa", "torch_native"),     cpu()};
+        gpu("ampere", "flash2", "fa3"),           without_bf16("turing"),
+        without_bf16("volta"),                    cpu()};
     return rows;
 }
 

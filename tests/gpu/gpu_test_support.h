@@ -24,12 +24,13 @@ inline std::optional<kernels::DeviceInfo> device_or_skip() {
 
 inline int capability(const kernels::DeviceInfo& device) { return device.major * 10 + device.minor; }
 
-// What the hardware offers; attention.bf16.wgmma also needs a build that has
-// the Hopper kernel, which the test accepts either way.
+// What the hardware offers; the .wgmma checks also need a build that has the
+// Hopper kernels, which the tests accept either way.
 inline bool hardware_supports(const kernels::DeviceInfo& device, const std::string& check) {
     const int cc = capability(device);
     if (check == "attention.fp16") return cc >= 75;
-    if (check == "attention.bf16.wgmma") return cc == 90;
+    if (check == "attention.bf16.wgmma" || check == "gemm.fp8.wgmma") return cc == 90;
+    if (check == "gemm.fp8") return cc >= 89;
     return cc >= 80;  // attention.bf16, gemm.tf32
 }
 
