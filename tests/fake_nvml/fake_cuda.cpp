@@ -85,7 +85,7 @@ void record_init() {
     const char* log = std::getenv("PROVISION_FAKE_CUDA_INIT_LOG");
     if (!log || !*log) return;
     if (std::FILE* file = std::fopen(log, "a")) {
-        std::fputs("cuInit\n", file);
+        std::fprintf(file, "cuInit %d\n", static_cast<int>(getpid()));
         std::fclose(file);
     }
 }

@@ -7,6 +7,7 @@
 //                                 #   (9 driver not loaded, 18 version mismatch)
 //   nvml_init_delay_ms = 5000     # nvmlInit_v2 sleeps first (a hung driver),
 //                                 #   then fails with NVML_ERROR_TIMEOUT
+//   nvml_init_slow_ms = 500       # nvmlInit_v2 sleeps first, then succeeds (a slow start)
 //   cuda_init_error = 803         # CUresult that cuInit returns
 //   cuda_init_delay_ms = 5000     # cuInit sleeps first, then fails
 //   context_delay_ms = 300        # creating a context takes this long (it succeeds)
@@ -39,6 +40,7 @@ struct Machine {
     provision::GpuFixture fixture;
     int nvml_init_error = 0;
     int nvml_init_delay_ms = 0;
+    int nvml_init_slow_ms = 0;
     int cuda_init_error = 0;
     int cuda_init_delay_ms = 0;
     int context_delay_ms = 0;  // cuDevicePrimaryCtxRetain sleeps this long, then succeeds
