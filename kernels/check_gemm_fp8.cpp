@@ -165,8 +165,4 @@ CheckResult run_gemm_fp8_device(const CheckContext& context, const Fp8GemmInputs
     return result;
 }
 
-CheckResult run_gemm_fp8_check(const CheckContext& context, Fp8GemmKernel kernel) {
-    return run_gemm_fp8_device(context, prepare_gemm_fp8_inputs(context.seed, context.full), kernel);
-}
-
 }  // namespace provision::kernels::detail

@@ -59,6 +59,13 @@ public:
     // Copies `bytes` from the host to the start of the buffer and waits.
     void copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream);
 
+    // Copies host data into the start of the buffer (at most bytes()).
+    template <typename T>
+    void upload(const std::vector<T>& host, cudaStream_t stream) {
+        copy_from_host(host.data(), host.size() * sizeof(T), stream);
+    }
+    void copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream);
+
 private:
     void* data_ = nullptr;
     std::size_t bytes_ = 0;
