@@ -71,6 +71,24 @@ float random_scale(std::uint64_t seed, std::uint64_t which) {
     return static_cast<float>(0.3 + 1.5 * u);
 }
 
+// max |out - ref| / |ref| over the elements; an element due to be 0 must be
+// 0 exactly.  NaN anywhere makes it NaN.
+double per_element_error(const std::vector<float>& out, const std::vector<double>& ref) {
+    if (out.size() != ref.size() || ref.empty()) return NAN;
+    double worst = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double difference = std::fabs(static_cast<double>(out[i]) - ref[i]);
+        if (std::isnan(difference)) return NAN;
+        const double error = ref[i] != 0 ? difference / std::fabs(ref[i]) : (difference == 0 ? 0.0 : INFINITY);
+        worst = std::max(worst, error);
+    }
+    return worst;
+}
+
+double error_of(const Fp8GemmProblem& problem, const std::vector<float>& output) {
+    return problem.per_element ? per_element_error(output, problem.exact) : relative_error(output, problem.exact);
+}
+
 void finish_problem(Fp8GemmProblem& problem, std::uint64_t seed, std::uint64_t index) {
     problem.scale_a = random_scale(seed, 2 * index);
     problem.scale_b = random_scale(seed, 2 * index + 1);
@@ -87,7 +105,7 @@ void finish_problem(Fp8GemmProblem& problem, std::uint64_t seed, std::uint64_t i
             modelled[at] = modelled_fp8_dot(problem.a_format, a_row, problem.b_format, b_row, problem.k) * problem.scale;
         }
     });
-    problem.accumulation_error = relative_error(modelled, problem.exact);
+    problem.accumulation_error = error_of(problem, modelled);
     problem.tolerance = tolerance_from(problem.accumulation_error, kFp8GemmFloor);
 }
 
@@ -180,6 +198,7 @@ Fp8GemmInputs prepare_gemm_fp8_inputs(std::uint64_t seed, bool full) {
             Fp8GemmProblem p;
             p.label = fmt::format("{}, every {} code of a, 8x32x32", name, fp8_format_name(pairing.a));
             p.m = 8, p.n = 32, p.k = 32;
+            p.per_element = true;
             sweep_and_identity(pairing.a, pairing.b, p.a, p.b);
             add(std::move(p));
         }
@@ -187,6 +206,7 @@ Fp8GemmInputs prepare_gemm_fp8_inputs(std::uint64_t seed, bool full) {
             Fp8GemmProblem p;
             p.label = fmt::format("{}, every {} code of b, 32x8x32", name, fp8_format_name(pairing.b));
             p.m = 32, p.n = 8, p.k = 32;
+            p.per_element = true;
             sweep_and_identity(pairing.b, pairing.a, p.b, p.a);
             add(std::move(p));
         }
@@ -215,7 +235,7 @@ Fp8GemmInputs prepare_gemm_fp8_inputs(std::uint64_t seed, bool full) {
 Fp8GemmVerdict judge_gemm_fp8(const Fp8GemmProblem& problem, const std::vector<float>& output) {
     Fp8GemmVerdict verdict;
     verdict.shape = problem.label;
-    verdict.error = relative_error(output, problem.exact);
+    verdict.error = error_of(problem, output);
     verdict.tolerance = problem.tolerance;
     verdict.problem = output.size() == problem.exact.size()
                           ? verdict_problem(output, verdict.error, verdict.tolerance)

@@ -32,6 +32,10 @@
 // hardware, and the factor 2 covers the order of additions and a second
 // truncation inside an instruction.  The floor covers the fp32 rounding of
 // the output and of the scale multiplication (2^-24 each, relative).
+// The sweeps, one product per output element, are held element by element
+// (|out - ref| / |ref| for each element, a nonzero where 0 is due counting
+// as infinite): there every code must come out exact but for that rounding,
+// so a subnormal read as zero shows even beside 57344.
 #pragma once
 
 #include <cstddef>
@@ -62,6 +66,7 @@ struct Fp8GemmProblem {
     std::vector<std::uint8_t> b;       // [n, k] codes
     float scale_a = 1, scale_b = 1;
     float scale = 1;                   // scale_a * scale_b in fp32: what the epilogue multiplies by
+    bool per_element = false;          // judged element by element (the sweeps)
     std::vector<double> exact;         // [m, n] fp64 reference
     double accumulation_error = 0;     // the accumulation reference's error against `exact`
     double tolerance = 0;              // 2 * accumulation_error + kFp8GemmFloor

@@ -44,20 +44,25 @@ std::optional<std::string> first_visible(const std::optional<std::string>& visib
 }
 
 // Checks worth running: those of every mechanism that could serve before
-// validation (so a fallback needs no second round), and the features'.
+// validation (so a fallback needs no second round) and of the features that
+// are settings (TF32).  The number formats' checks join them on a GPU that
+// runs checks anyway: no GPU is opened for its formats alone (they are
+// "skipped" there), so a start that needs no check stays as cheap as it was.
 std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& recipes, const Decision& decision,
                                    ValidationSummary& summary) {
-    std::set<std::string> wanted;
+    std::set<std::string> wanted, formats;
     for (const auto& candidate : decision.candidates)
         if (candidate.accepted)
             for (const auto& check : recipes.mechanisms.at(candidate.mechanism).checks) wanted.insert(check);
     for (const auto& [name, feature] : recipes.features)
-        for (const auto& check : feature.checks) wanted.insert(check);
+        for (const auto& check : feature.checks) (feature.number_format ? formats : wanted).insert(check);
 
     std::vector<GpuChecks> work;
     for (const auto& gpu : inventory.gpus) {
         GpuChecks entry{gpu.index, {}};
-        for (const auto& check : wanted) {
+        std::set<std::string> seen;
+        auto plan = [&](const std::string& check) {
+            if (!seen.insert(check).second) return;
             const CheckSpec& spec = recipes.checks.at(check);
             if (spec.compute_capability.contains(gpu.compute_capability)) {
                 entry.checks.push_back(check);
@@ -65,7 +70,10 @@ std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& 
                 summary.checks.push_back({gpu.index, check, CheckStatus::unsupported, 0, 0, 0, 0,
                                           fmt::format("needs {}", spec.compute_capability.str())});
             }
-        }
+        };
+        for (const auto& check : wanted) plan(check);
+        if (!entry.checks.empty())
+            for (const auto& check : formats) plan(check);
         if (!entry.checks.empty()) work.push_back(entry);
     }
     return work;

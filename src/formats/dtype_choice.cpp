@@ -18,11 +18,16 @@ const FormatReport* format_of(const std::vector<FormatReport>& formats, const st
     return nullptr;
 }
 
+// "is unsupported", "failed": a state as the verb of a sentence.
+std::string state_phrase(FormatState state) {
+    return state == FormatState::failed ? std::string("failed") : fmt::format("is {}", to_string(state));
+}
+
 // Why a format's dtype cannot be recommended.
 std::string why_not(const FormatReport& format) {
     if (!format.gate_problems.empty()) return fmt::format("{}", fmt::join(format.gate_problems, "; "));
-    if (format.limiting_gpu < 0) return fmt::format("{} is {}: {}", format.name, to_string(format.state), format.why);
-    return fmt::format("{} is {} on {}", format.name, to_string(format.state), format.why);
+    if (format.limiting_gpu < 0) return fmt::format("{} {}: {}", format.name, state_phrase(format.state), format.why);
+    return fmt::format("{} {} on {}", format.name, state_phrase(format.state), format.why);
 }
 
 // The first GPU on which `format` cannot serve, and how: a GPU outside its
@@ -32,7 +37,7 @@ DtypeOverride hardware_problem(const FormatReport& format, std::string& words) {
     for (const FormatState wanted : {FormatState::unsupported, FormatState::failed}) {
         for (const auto& gpu : format.gpus) {
             if (gpu.state != wanted) continue;
-            words = fmt::format("{} is {} on GPU {}: {}", format.name, to_string(gpu.state), gpu.gpu, gpu.why);
+            words = fmt::format("{} {} on GPU {}: {}", format.name, state_phrase(gpu.state), gpu.gpu, gpu.why);
             return wanted == FormatState::unsupported ? DtypeOverride::unsupported : DtypeOverride::failed_check;
         }
     }

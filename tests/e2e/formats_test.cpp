@@ -97,7 +97,7 @@ TEST_CASE("an H100 beside a T4: float16, and --explain names the T4 as what limi
     const auto result = run(dir, "mixed-h100-t4", {}, {"--explain"});
     REQUIRE(result.exit_code == 0);
     CHECK_THAT(result.err, Catch::Contains("bf16: unsupported, limited by GPU 1 (Tesla T4, turing, compute capability "
-                                           "7.5): needs sm_80 or newer"));
+                                           "7.5): needs compute capability 8.0 or newer"));
     CHECK_THAT(result.err, Catch::Contains("fp8: unsupported, limited by GPU 1 (Tesla T4"));
     CHECK_THAT(result.err, Catch::Contains("fp16: skipped, limited by GPU 0 (NVIDIA H100 80GB HBM3"));
     CHECK_THAT(result.err, Catch::Contains("not bfloat16: bf16 is unsupported on GPU 1 (Tesla T4"));
@@ -126,7 +126,7 @@ TEST_CASE("the user's PROVISION_DTYPE: kept where every GPU runs it, refused wit
         CHECK(report["verdict"] == "failed");
         CHECK(e2e::read_file(dir.file(".env_settings")) == "export OLD='1'\n");
         CHECK_THAT(result.err, Catch::Contains("PROVISION_DTYPE=bfloat16 cannot be served: bf16 is unsupported on GPU "
-                                               "0: needs sm_80 or newer (set PROVISION_FORCE=1 to use it anyway)"));
+                                               "0: needs compute capability 8.0 or newer (set PROVISION_FORCE=1 to use it anyway)"));
         CHECK_THAT(report["warnings"].dump(), Catch::Contains("PROVISION_DTYPE=bfloat16 cannot be served"));
         reliability::record("formats", "PROVISION_DTYPE=bfloat16 on a GPU without bf16 (T4)",
                             "exit 4, verdict failed, the old env file untouched; the message names the GPU and "
@@ -176,14 +176,18 @@ TEST_CASE("fp8 on Ada with a torch older than 2.3: PROVISION_FP8=0 and a note; H
     CHECK(e2e::report(h100)["env"]["PROVISION_FP8"] == "1");
 }
 
-TEST_CASE("a mechanism recipe's own dtype order: flex prefers float16", "[formats]") {
+TEST_CASE("a mechanism recipe's own dtype order wins over [dtypes]", "[formats]") {
     TempDir dir;
-    const auto result = run(dir, "a100", {{"PROVISION_ATTENTION", "flex"}});
+    e2e::write_file(dir.file("site.toml"), "[mechanisms.flex]\ndtype_preference = [\"float16\", \"bfloat16\"]\n");
+    const auto result = run(dir, "a100", {{"PROVISION_ATTENTION", "flex"}}, {"--recipe", dir.file("site.toml")});
     REQUIRE(result.exit_code == 0);
     const auto report = e2e::report(result);
     CHECK(report["selected"]["mechanism"] == "flex");
     CHECK(report["formats"]["recommended"] == "float16");
-    CHECK_THAT(result.err, Catch::Contains("the flex mechanism's recipe"));
+    CHECK_THAT(result.err, Catch::Contains("the flex mechanism's recipe order (float16, bfloat16)"));
+    // The built-in recipes keep bf16 first for flex too.
+    TempDir plain;
+    CHECK(e2e::report(run(plain, "a100", {{"PROVISION_ATTENTION", "flex"}}))["formats"]["recommended"] == "bfloat16");
 }
 
 TEST_CASE("SGLang on a GPU without bf16 gets --dtype=half; elsewhere, or with a --dtype of the user's, nothing",
@@ -207,4 +211,75 @@ TEST_CASE("SGLang on a GPU without bf16 gets --dtype=half; elsewhere, or with a 
     // Asked for on a GPU that has bf16, float16 reaches SGLang too.
     CHECK(appended("blackwell", command, {{"PROVISION_DTYPE", "float16"}}) ==
           std::vector<std::string>{"--attention-backend=torch_native", "--dtype=half"});
+}
+
+namespace {
+
+// provision on the fake NVML and libcuda acting out `fixture`, with the
+// test-only simulated worker: validation runs as on a real driver, each
+// check passing unless PROVISION_TEST_FAULT plants a fault in it.
+e2e::Result run_validated(const TempDir& dir, const std::string& fixture,
+                          std::map<std::string, std::string> env = {}) {
+    env.insert({{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+                {"PROVISION_FAKE_GPU_FIXTURE", e2e::gpu_fixture(fixture)},
+                {"PROVISION_TEST_WORKER", "simulate"},
+                {"PROVISION_DETECT_TIMEOUT", "10"}});
+    return e2e::provision({"--site-packages", e2e::site_packages("all"), "--env-file", dir.file(".env_settings"),
+                           "--json", "--validate-timeout", "20"},
+                          env);
+}
+
+}  // namespace
+
+TEST_CASE("validated on the (fake) GPU: the formats pass; a failed fp8 check turns fp8 off", "[formats][faults]") {
+    SECTION("every check passes") {
+        TempDir dir;
+        const auto result = run_validated(dir, "h100");
+        INFO(result.err);
+        REQUIRE(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["formats"]["fp8"] == "passed");
+        CHECK(report["formats"]["bf16"] == "passed");
+        CHECK(report["formats"]["fp16"] == "passed");
+        CHECK(report["formats"]["recommended"] == "bfloat16");
+        CHECK(env_file(dir).at("PROVISION_FP8") == "1");
+    }
+    SECTION("gemm.fp8 returns a wrong result") {
+        TempDir dir;
+        const auto result = run_validated(dir, "h100", {{"PROVISION_TEST_FAULT", "gemm.fp8=wrong-result"}});
+        INFO(result.err);
+        REQUIRE(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["verdict"] == "degraded");
+        CHECK(report["formats"]["fp8"] == "failed");
+        CHECK(report["formats"]["bf16"] == "passed");
+        CHECK(report["formats"]["recommended"] == "bfloat16");
+        CHECK(report["env"]["PROVISION_FP8"] == "0");
+        CHECK(env_file(dir).at("PROVISION_FP8") == "0");
+        bool listed = false;
+        for (const auto& check : report["validation"]["checks"])
+            listed = listed || (check["name"] == "gemm.fp8" && check["status"] == "failed");
+        CHECK(listed);
+        reliability::record("formats", "gemm.fp8 returns a wrong result (fault injected, H100)",
+                            "exit 0, verdict degraded; formats.fp8 failed, PROVISION_FP8=0; bf16 still passed and "
+                            "recommended");
+    }
+    SECTION("attention.bf16 fails: float16, and a PROVISION_DTYPE=bfloat16 is refused with exit 5") {
+        TempDir dir;
+        const std::map<std::string, std::string> fault{{"PROVISION_TEST_FAULT", "attention.bf16=wrong-result"}};
+        const auto result = run_validated(dir, "h100", fault);
+        REQUIRE(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["formats"]["bf16"] == "failed");
+        CHECK(report["formats"]["recommended"] == "float16");
+        CHECK(env_file(dir).at("PROVISION_DTYPE") == "float16");
+        auto asked = fault;
+        asked["PROVISION_DTYPE"] = "bfloat16";
+        TempDir refused;
+        const auto refusal = run_validated(refused, "h100", asked);
+        CHECK(refusal.exit_code == 5);
+        CHECK_THAT(refusal.err, Catch::Contains("bf16 failed on GPU 0: check attention.bf16 failed"));
+        CHECK_FALSE(fs::exists(refused.file(".env_settings")));
+    }
 }

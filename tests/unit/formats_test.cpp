@@ -105,7 +105,7 @@ TEST_CASE("an H100 with a T4: float16, and the T4 is named as what limits bf16 a
     const auto& bf16 = format(decision, "bf16");
     CHECK(bf16.state == FormatState::unsupported);
     CHECK(bf16.limiting_gpu == 1);
-    CHECK(bf16.why == "GPU 1 (Tesla T4, turing, compute capability 7.5): needs sm_80 or newer");
+    CHECK(bf16.why == "GPU 1 (Tesla T4, turing, compute capability 7.5): needs compute capability 8.0 or newer");
     CHECK(format(decision, "fp8").limiting_gpu == 1);
     CHECK(format(decision, "fp16").state == FormatState::skipped);
     CHECK_FALSE(decision.features.at("bf16"));
@@ -165,11 +165,22 @@ TEST_CASE("fp8 on Ada needs torch 2.3 when torch is installed; Hopper does not, 
 }
 
 TEST_CASE("a mechanism's or a workload's own dtype order wins over [dtypes]") {
-    const Inventory a100 = machine({gpu(0, "NVIDIA A100-SXM4-80GB", 8, 0)});
-    const auto flex = decide(a100, {}, {}, {}, "flex");
+    RecipeSet recipes = builtin();
+    recipes.mechanisms.at("flex").dtype_preference = {"float16", "bfloat16", "float32"};
+    Inventory a100;
+    a100.gpus = {gpu(0, "NVIDIA A100-SXM4-80GB", 8, 0)};
+    classify_gpus(a100, recipes);
+    WorkloadSpec workload = recipes.workloads.at("generic");
+    const auto flex = decide_formats(a100, recipes, workload, "flex", {}, {}, {});
     CHECK(flex.dtype.recommended == "float16");
     CHECK(flex.dtype.order_source == "the flex mechanism's recipe");
-    CHECK(decide(a100, {}, {}, {}, "sdpa").dtype.recommended == "bfloat16");
+    CHECK(decide_formats(a100, recipes, workload, "sdpa", {}, {}, {}).dtype.recommended == "bfloat16");
+    workload.dtype_preference = {"float32"};
+    const auto own = decide_formats(a100, recipes, workload, "flex", {}, {}, {});
+    CHECK(own.dtype.recommended == "float32");
+    CHECK(own.dtype.order_source == "the 'generic' workload's recipe");
+    // The built-in flex recipe leaves the order alone.
+    CHECK(decide(machine({gpu(0, "NVIDIA A100-SXM4-80GB", 8, 0)}), {}, {}, {}, "flex").dtype.recommended == "bfloat16");
 }
 
 TEST_CASE("the user's PROVISION_DTYPE is kept where every GPU runs it, refused where one cannot") {
@@ -180,7 +191,7 @@ TEST_CASE("the user's PROVISION_DTYPE is kept where every GPU runs it, refused w
 
     const auto refused = decide(pod, {}, {{"PROVISION_DTYPE", "bfloat16"}});
     CHECK(refused.dtype.user == DtypeOverride::unsupported);
-    CHECK(refused.dtype.problem == "bf16 is unsupported on GPU 1: needs sm_80 or newer");
+    CHECK(refused.dtype.problem == "bf16 is unsupported on GPU 1: needs compute capability 8.0 or newer");
     CHECK_THAT(refused.notes.back(), Catch::Contains("PROVISION_DTYPE=bfloat16 cannot be served"));
 
     const auto forced = decide(pod, {}, {{"PROVISION_DTYPE", "bfloat16"}, {"PROVISION_FORCE", "1"}});
@@ -205,6 +216,6 @@ TEST_CASE("an unknown PROVISION_DTYPE is a usage error listing the valid names")
     } catch (const Error& error) {
         CHECK(error.code() == ExitCode::usage);
         CHECK(std::string(error.what()) ==
-              "PROVISION_DTYPE=bf16: unknown dtype; did you mean 'float16'? (valid: bfloat16, float16, float32, auto)");
+              "PROVISION_DTYPE=bf16: unknown dtype (valid: bfloat16, float16, float32, auto)");
     }
 }

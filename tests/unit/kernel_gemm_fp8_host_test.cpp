@@ -134,7 +134,7 @@ TEST_CASE("fp8 tolerance: exact and modelled outputs pass", "[kernels][fp8][tole
         CHECK(modelled.problem.empty());
         CHECK(modelled.error == Approx(p.accumulation_error));
         // The sweeps sum one product per element: the model is exact there.
-        if (p.label.find("every") != std::string::npos) CHECK(p.accumulation_error < 1e-7);
+        if (p.label.find("every") != std::string::npos) CHECK(p.accumulation_error <= 0x1p-22);
         else CHECK(p.accumulation_error > 1e-6);
     }
 }
