@@ -38,6 +38,9 @@ struct Settings {
     std::vector<int> seq_lens{2048, 4096, 16384};
     std::vector<int> head_dims{64, 128};
     std::vector<int> gemm_sizes{4096, 8192};
+    std::vector<std::string> parts{"attention", "gemm", "fp8"};
+
+    bool wants(const std::string& part) const { return std::find(parts.begin(), parts.end(), part) != parts.end(); }
 };
 
 struct Device {
@@ -296,6 +299,9 @@ int main(int argc, char** argv) {
     app.add_option("--seq-lens", settings.seq_lens, "attention sequence lengths")->delimiter(',');
     app.add_option("--head-dims", settings.head_dims, "attention head dimensions (64, 128)")->delimiter(',');
     app.add_option("--gemm-sizes", settings.gemm_sizes, "square GEMM sizes")->delimiter(',');
+    app.add_option("--parts", settings.parts, "attention, gemm (TF32), fp8 (the fp8 GEMM)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"attention", "gemm", "fp8"}));
     CLI11_PARSE(app, argc, argv);
 
     Device device;
@@ -310,7 +316,7 @@ int main(int argc, char** argv) {
         device.l2_bytes = static_cast<std::size_t>(l2);
         Stream stream;
         const bool has_wgmma = device.major == 9 && device.minor == 0;
-        for (int head_dim : settings.head_dims)
+        for (int head_dim : settings.wants("attention") ? settings.head_dims : std::vector<int>{})
             for (int seq_len : settings.seq_lens)
                 for (bool causal : {false, true}) {
                     for (ElementType type : {ElementType::fp16, ElementType::bf16})
@@ -321,14 +327,14 @@ int main(int argc, char** argv) {
                         bench_attention(stream, device, settings, AttentionPath::wgmma, ElementType::bf16, seq_len,
                                         head_dim, causal);
                 }
-        if (device.major >= 8) {
+        if (device.major >= 8 && settings.wants("gemm")) {
             const std::string automatic = gemm_tf32_path(device.major, device.minor);
             std::vector<GemmPath> paths = {{"gemm", automatic, GemmTiling::automatic}};
             if (automatic == "wgmma") paths.push_back({"gemm-fallback", "mma.sync", GemmTiling::block128x256_warps8});
             for (int size : settings.gemm_sizes)
                 for (const GemmPath& path : paths) bench_gemm(stream, device, settings, size, path);
         }
-        if (device.major * 10 + device.minor >= 89)
+        if (device.major * 10 + device.minor >= 89 && settings.wants("fp8"))
             for (int size : settings.gemm_sizes) {
                 bench_gemm_fp8(stream, device, settings, size, Fp8Path::mma_sync);
                 if (has_wgmma) bench_gemm_fp8(stream, device, settings, size, Fp8Path::wgmma);

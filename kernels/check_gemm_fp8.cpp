@@ -49,8 +49,8 @@ struct QuickBuffers {
 
 Fp8GemmVerdict run_problem(const CheckContext& context, const Fp8GemmProblem& problem, Fp8GemmKernel kernel,
                            QuickBuffers& buffers, const Stream& stream, double& kernel_ms) {
-    buffers.a.copy_from_host(problem.a.data(), problem.a.size(), stream.get());
-    buffers.b.copy_from_host(problem.b.data(), problem.b.size(), stream.get());
+    buffers.a.upload(problem.a, stream.get());
+    buffers.b.upload(problem.b, stream.get());
     buffers.c.poison(stream.get());
     EventTimer timer;
     timer.start(stream.get());

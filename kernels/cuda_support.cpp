@@ -95,12 +95,6 @@ void DeviceBuffer::copy_to_host(void* host, std::size_t bytes, std::size_t offse
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
-void DeviceBuffer::copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream) {
-    if (bytes > bytes_) throw CudaFailure(cudaErrorInvalidValue, "copy_from_host: more bytes than the buffer holds");
-    check_cuda(cudaMemcpyAsync(data_, host, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
-    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-}
-
 Stream::Stream() { check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
 Stream::~Stream() { cudaStreamDestroy(stream_); }
 void Stream::synchronize(const char* what) const { check_cuda(cudaStreamSynchronize(stream_), what); }

@@ -56,8 +56,6 @@ public:
         return host;
     }
     void copy_to_host(void* host, std::size_t bytes, std::size_t offset, cudaStream_t stream) const;
-    // Copies `bytes` from the host to the start of the buffer and waits.
-    void copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream);
 
     // Copies host data into the start of the buffer (at most bytes()).
     template <typename T>

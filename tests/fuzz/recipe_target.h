@@ -28,8 +28,16 @@ inline void check_loaded(const provision::RecipeSet& set, const std::string& pat
         for (const auto& [architecture, version] : mechanism.min_driver_cuda_for)
             FUZZ_CHECK(set.architecture(architecture) != nullptr);
     }
-    for (const auto& [name, feature] : set.features)
+    const auto dtypes = set.dtype_names();
+    for (const auto& [name, feature] : set.features) {
         for (const auto& check : feature.checks) FUZZ_CHECK(set.checks.count(check) == 1);
+        FUZZ_CHECK(feature.dtype.empty() || feature.number_format);
+        for (const auto& [architecture, gates] : feature.package_gates_for)
+            FUZZ_CHECK(set.architecture(architecture) != nullptr);
+    }
+    for (const auto& dtype : set.dtype_preference) FUZZ_CHECK(contains(dtypes, dtype));
+    for (const auto& [name, mechanism] : set.mechanisms)
+        for (const auto& dtype : mechanism.dtype_preference) FUZZ_CHECK(contains(dtypes, dtype));
     for (const auto& [name, workload] : set.workloads) {
         for (const auto& [architecture, order] : workload.preference) {
             if (architecture != "cpu" && architecture != "default")
@@ -37,6 +45,8 @@ inline void check_loaded(const provision::RecipeSet& set, const std::string& pat
             for (const auto& mechanism : order) FUZZ_CHECK(set.mechanisms.count(mechanism) == 1);
         }
         for (const auto& [mechanism, flags] : workload.arguments) FUZZ_CHECK(set.mechanisms.count(mechanism) == 1);
+        for (const auto& dtype : workload.dtype_preference) FUZZ_CHECK(contains(dtypes, dtype));
+        for (const auto& [dtype, flags] : workload.dtype_arguments) FUZZ_CHECK(contains(dtypes, dtype));
         for (const auto& [mechanism, needs] : workload.mechanism_requirements) {
             FUZZ_CHECK(set.mechanisms.count(mechanism) == 1);
             (void)set.mechanism_for(workload, mechanism);  // must not throw
@@ -60,7 +70,7 @@ inline std::string load(const std::vector<std::string>& paths, const std::string
 // Only names the built-in recipes define can mend the error.
 inline bool builtins_could_help(const std::string& error) {
     for (const char* missing : {": unknown mechanism '", ": unknown check '", ": unknown architecture '",
-                                "define no mechanism"})
+                                ": unknown dtype '", "define no mechanism"})
         if (error.find(missing) != std::string::npos) return true;
     return false;
 }

@@ -68,8 +68,8 @@ TEST_CASE("fp8 GEMM: every problem's error against its bound, per kernel", "[gpu
     for (const auto& [kernel, kernel_name] : kernels_to_run) {
         for (const auto& problem : inputs.problems) {
             DeviceBuffer a(problem.a.size()), b(problem.b.size()), c(problem.exact.size() * sizeof(float));
-            a.copy_from_host(problem.a.data(), problem.a.size(), stream.get());
-            b.copy_from_host(problem.b.data(), problem.b.size(), stream.get());
+            a.upload(problem.a, stream.get());
+            b.upload(problem.b, stream.get());
             c.poison(stream.get());
             const cudaError_t launched =
                 kernel == Fp8GemmKernel::wgmma
