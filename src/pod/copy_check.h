@@ -33,6 +33,9 @@ struct PeerCopyResult {
     double gb_per_s_forward = 0;   // first -> second; 0 where not measured
     double gb_per_s_backward = 0;  // second -> first
     std::string detail;            // "offset 4096: 0x00 where 0x5a was sent", "simulated", ...
+    // cuDeviceCanAccessPeer both ways, where the worker asked: false makes
+    // the pair p2p_unavailable whatever NVML says (status skipped, no copy).
+    std::optional<bool> cuda_peer_access;
 };
 
 struct HostCopyResult {

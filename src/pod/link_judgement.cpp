@@ -44,9 +44,13 @@ LinkReport judge_pair(const GpuPair& pair, const Inventory& inventory, const Cop
     const Gpu& second = inventory.gpus[static_cast<std::size_t>(pair.second)];
     link.expected = expected_peer_bandwidth(pair, first, second, recipe);
     if (checks.run == CopyCheckRun::simulated)
-        link.check = PeerCopyResult{pair.first, pair.second, PeerCopyStatus::skipped, 0, 0, "simulated"};
+        link.check = PeerCopyResult{pair.first, pair.second, PeerCopyStatus::skipped, 0, 0, "simulated", {}};
     else if (const PeerCopyResult* result = checks.pair(pair.first, pair.second))
         link.check = oriented(*result, pair);
+    if (link.check && link.check->cuda_peer_access == false) {
+        link.state = LinkState::unavailable;
+        return link;
+    }
 
     // A measured copy decides; a skipped one leaves it to NVML and the recipes.
     if (link.check && link.check->status != PeerCopyStatus::skipped) {
@@ -97,7 +101,9 @@ void add_findings(const std::vector<LinkReport>& links, const Inventory& invento
     for (const LinkReport& link : links) {
         switch (link.state) {
             case LinkState::unavailable:
-                unavailable.push_back(fmt::format("{}: {}", pair_words(link), to_string(link.pair.p2p)));
+                unavailable.push_back(fmt::format("{}: {}", pair_words(link),
+                                                  link.pair.p2p == PeerAccess::ok ? std::string_view("CUDA refuses")
+                                                                                  : to_string(link.pair.p2p)));
                 break;
             case LinkState::broken: measured.push_back(measured_words(link)); break;
             case LinkState::slow: slow.push_back(slow_words(link, recipes.pod.p2p_slow_below)); break;

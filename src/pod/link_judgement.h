@@ -2,7 +2,7 @@
 // check measured, or, where no check ran, the recipes' known-broken table.
 // Pure: every input is a value.
 //
-//   p2p_unavailable  NVML (or CUDA, through the check) says no peer access:
+//   p2p_unavailable  NVML (or CUDA, cuDeviceCanAccessPeer in the check) says no peer access:
 //                    NCCL moves the pair's data through host memory
 //   p2p_broken       peer access claimed, but a copy hung, failed or
 //                    delivered wrong bytes; or, unmeasured, a known-broken

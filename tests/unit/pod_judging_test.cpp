@@ -203,6 +203,19 @@ TEST_CASE("links: no peer access is p2p_unavailable (ok), unknown stays unknown"
     CHECK_FALSE(contains(unavailable[0]->words, "1 and 2"));
 }
 
+TEST_CASE("links: CUDA refusing peer access makes a pair p2p_unavailable, whatever NVML says", "[pod][links]") {
+    const Inventory inventory = hgx(2);
+    PeerCopyResult refused{0, 1, PeerCopyStatus::skipped, 0, 0, "cuDeviceCanAccessPeer: 0", false};
+    const auto judgement = judge_links(inventory, measured({refused}), builtin());
+    CHECK(judgement.links[0].state == LinkState::unavailable);
+    const auto unavailable = with_signal(judgement.findings, "p2p_unavailable");
+    REQUIRE(unavailable.size() == 1);
+    CHECK(contains(unavailable[0]->words, "0 and 1 (NV18): CUDA refuses"));
+    // A skipped pair CUDA allows is left to NVML.
+    refused.cuda_peer_access = true;
+    CHECK(judge_links(inventory, measured({refused}), builtin()).links[0].state == LinkState::ok);
+}
+
 TEST_CASE("links: where no copy ran, the recipes' known-broken table decides, and says it was not measured",
           "[pod][links][known-broken]") {
     // accelerate: 2+ "RTX 40" on a driver older than 550.40.07.

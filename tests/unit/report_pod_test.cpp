@@ -64,8 +64,8 @@ TEST_CASE("the summary: --explain's matrix and each GPU's links; nothing for one
     CHECK(has(text, "GPU 0: NVLinks 17 of 18 active; PCIe Gen5 x16 (max Gen5 x16)"));
     CHECK(has(text, "GPU 1: NVLinks 17 of 18 active; PCIe Gen5 x16 (max Gen5 x16); pinned copies 52.1 GB/s to the "
                     "GPU, 51.8 GB/s from it"));
-    CHECK(has(text, "GPU0       X    NV17"));
-    CHECK(has(text, "GPU1  BROKEN       X"));
+    CHECK(has(text, "GPU0        X   NV17"));
+    CHECK(has(text, "GPU1   BROKEN      X"));
     CHECK(has(text, "GPU 0 - GPU 1: wrong-bytes (offset 64: 0x00 where 0x5a)"));
     CHECK(has(text, "Container: /dev/shm missing; RDMA devices: none"));
 
