@@ -336,7 +336,10 @@ Inventory load_gpu_fixture(const std::string& path, const std::optional<std::str
     Inventory inventory;
     inventory.source = InventorySource::fixture;
     inventory.driver = fixture.driver;
-    apply_visible_devices(fixture.gpus, cuda_visible_devices, inventory);
+    std::vector<Gpu> host = fixture.gpus;
+    if (host.size() < 2)  // as NVML is read: a host of one GPU has no peer to reach over NVLink
+        for (Gpu& gpu : host) gpu.nvlinks.reset();
+    apply_visible_devices(host, cuda_visible_devices, inventory);
     std::vector<int> positions;
     for (const Gpu& gpu : inventory.gpus) positions.push_back(gpu.nvml_index);
     inventory.pairs = visible_pairs(positions, fixture.topology);

@@ -164,10 +164,12 @@ unsigned nvlink_generation_of(unsigned version_code) {
 void read_nvml_topology(const SharedLibrary& library, const std::vector<nvml::Device>& devices, NvmlReport& report) {
     TopologyFunctions nvml;
     nvml.load(library);
+    // NVLinks matter only between GPUs: a host of one GPU skips their 36 calls.
+    const bool peers = std::count_if(devices.begin(), devices.end(), [](nvml::Device d) { return d != nullptr; }) > 1;
     std::vector<GpuLinks> links(devices.size());
     for (std::size_t i = 0; i < devices.size() && i < report.gpus.size(); ++i) {
         if (!devices[i]) continue;
-        links[i] = read_nvlinks(nvml, devices[i], report.gpus[i].gpu);
+        if (peers) links[i] = read_nvlinks(nvml, devices[i], report.gpus[i].gpu);
         report.gpus[i].gpu.pcie = read_pcie(nvml, devices[i]);
     }
     for (std::size_t a = 0; a < devices.size(); ++a)

@@ -3,7 +3,8 @@
 // to the host, and for each pair of GPUs the path between them, named as
 // `nvidia-smi topo -m` names it, and whether the driver allows peer access.
 //
-// Every function is optional: an older driver without one, or a GPU that
+// A host of one GPU has no pairs: its NVLinks are not read.  Every function
+// is optional: an older driver without one, or a GPU that
 // answers NVML_ERROR_NOT_SUPPORTED, leaves that fact unknown, never a fault.
 // NV<n> counts the active links that join the pair: links whose remote end
 // is the other GPU (by PCI address), or, where both GPUs' links lead to

@@ -10,6 +10,7 @@
 namespace provision {
 
 std::vector<Finding> judge_nvlinks(const Inventory& inventory, const HealthPolicy& policy) {
+    if (inventory.gpus.size() < 2) return {};  // a GPU alone copies to no peer
     std::map<std::string, unsigned> most_of_model;  // the most active links a GPU of each model has here
     for (const Gpu& gpu : inventory.gpus)
         if (gpu.nvlinks) most_of_model[gpu.name] = std::max(most_of_model[gpu.name], gpu.nvlinks->active);

@@ -3,7 +3,8 @@
 // Pure: every input is a value.
 //
 //   nvlink_inactive  a GPU has fewer active NVLinks than it lists, or lists
-//                    fewer than another GPU of its model in the pod
+//                    fewer than another GPU of its model in the pod (a pod of
+//                    one GPU copies to no peer: nothing)
 //   mixed_gpus       GPUs of more than one model: the least capable decides
 //                    the selection for all
 //   pcie_degraded    a GPU's PCIe link runs below its maximum width, or below

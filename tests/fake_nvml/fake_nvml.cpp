@@ -3,7 +3,8 @@
 // driver, and with FAKE_OLD_DRIVER as a driver that predates
 // nvmlDeviceGetCudaComputeCapability, nvmlSystemGetCudaDriverVersion_v2 and
 // the health queries (ECC, retired pages, row remapping, clock event
-// reasons, nvmlDeviceGetMemoryInfo_v2, running processes, MIG mode).
+// reasons, nvmlDeviceGetMemoryInfo_v2, running processes, MIG mode) and the
+// topology calls (peer access, PCIe relation, NVLinks, PCIe links).
 //
 // Health queries answer from the GPU's [gpus.health] table; a signal the
 // table leaves out reads as healthy (no errors, nothing pending, no

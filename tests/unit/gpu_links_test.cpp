@@ -184,6 +184,19 @@ TEST_CASE("the fake NVML answers the topology calls as the fixture says, through
         FakeDrivers r550(fixture("pod-2x-rtx4090-r550.toml"));
         CHECK(words_of(detect_gpus(r550.options)) == std::vector<std::string>{"0-1 PHB chipset-not-supported"});
     }
+    SECTION("a host of one GPU: its PCIe link, no NVLinks read") {
+        test_support::TempDir dir;
+        test_support::write_file(dir.file("one.toml"),
+                                 "[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n[[gpus]]\nname = \"NVIDIA H100 80GB "
+                                 "HBM3\"\ncompute_capability = \"9.0\"\nmemory_mib = 81559\nnvlinks = 18\n"
+                                 "pcie = { generation = 5, width = 16, max_generation = 5, max_width = 16 }\n");
+        FakeDrivers drivers(dir.file("one.toml"));
+        const Inventory inventory = detect_gpus(drivers.options);
+        REQUIRE(inventory.gpus.size() == 1);
+        CHECK(inventory.pairs.empty());
+        CHECK_FALSE(inventory.gpus[0].nvlinks);
+        CHECK(inventory.gpus[0].pcie == PcieLink{5, 16, 5, 16});
+    }
     SECTION("CUDA_VISIBLE_DEVICES decides the pairs, by libcuda's list") {
         FakeDrivers drivers(fixture("pod-4x-a100-nvlink-bridges.toml"), "3,1");
         const Inventory inventory = detect_gpus(drivers.options);

@@ -332,6 +332,10 @@ TEST_CASE("nvlink_inactive: fewer active links than the GPU has, or than its mod
     CHECK(contains(findings[0].words, "GPU 1 (NVIDIA H100 80GB HBM3) has 16 of its 18 NVLinks active"));
     CHECK(findings[1].gpu == 3);
     CHECK(contains(findings[1].words, "has 12 active NVLinks where another NVIDIA H100 80GB HBM3 in this pod has 18"));
+    // A pod of one GPU copies to no peer: its links down say nothing.
+    Inventory alone = hgx(1);
+    alone.gpus[0].nvlinks = NvLinkCount{18, 12};
+    CHECK(judge_nvlinks(alone, builtin().policy).empty());
     // GPUs without NVLink say nothing.
     CHECK(judge_nvlinks(pcie_pod(2, "NVIDIA L4", "570.133.20", LinkPath::pix, PeerAccess::ok), builtin().policy)
               .empty());
