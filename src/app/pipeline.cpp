@@ -27,6 +27,7 @@
 #include "net/recipe_locations.h"
 #include "net/report_post.h"
 #include "packages/python_packages.h"
+#include "pod/pod.h"
 #include "python/python_mismatch.h"
 #include "python/workload_python.h"
 #include "recipe/builtin_recipes.h"
@@ -73,6 +74,18 @@ std::future<Inventory> start_detection(const Options& options) {
         }
     }).detach();
     return future;
+}
+
+// What the copy check between GPUs measured.  The validation worker does
+// not copy between GPUs yet: a simulated machine reports every pair skipped,
+// any other machine says why no copy ran.
+CopyChecks copy_checks_of(const Inventory& inventory, const ValidationSummary& validation) {
+    CopyChecks checks;
+    checks.run = inventory.simulated() ? CopyCheckRun::simulated : CopyCheckRun::not_run;
+    checks.reason = validation.status == ValidationStatus::skipped && !validation.reason.empty()
+                        ? validation.reason
+                        : "the validation worker does not copy between GPUs";
+    return checks;
 }
 
 std::string env_file_header(const Report& report) {
@@ -221,6 +234,7 @@ RunFacts settle(const Options& options, const RecipeSet& recipes, const Workload
     if (!facts.mechanism_chosen) return facts;
     report.env =
         build_env_settings(report.inventory, recipes, workload, decision, report.formats, options.environment);
+    add_pod_settings(report.pod, report.env);
     for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
     check_sensitive_settings(report.env, options.environment, report.notes);
     report.appended_arguments =
@@ -272,6 +286,9 @@ Plan plan_run(const Options& options) {
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
     report.formats = decide_formats(report.inventory, recipes, workload, report.decision.mechanism, packages,
                                     verdicts, options.environment);
+    report.pod = assess_pod(report.inventory, recipes, workload, copy_checks_of(report.inventory, report.validation),
+                            options.environment);
+    report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
 
     const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, report));
     report.verdict = outcome.verdict;

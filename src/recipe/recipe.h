@@ -11,6 +11,7 @@
 #include "core/compute_capability.h"
 #include "core/source_ref.h"
 #include "core/states.h"
+#include "recipe/pod_recipe.h"
 #include "recipe/throughput.h"
 
 namespace provision {
@@ -121,6 +122,9 @@ struct WorkloadSpec {
     // not choose that dtype well itself (SGLang keeps a bf16 model in bf16 on
     // a GPU without bf16)
     std::map<std::string, std::vector<std::string>> dtype_arguments;
+    // what the workload's launcher reads where peer-to-peer copies are
+    // broken, besides [pod.p2p_settings] (vLLM's own P2P check)
+    PeerAccessSettings p2p_settings;
 };
 
 // [policy]: how much each health signal and driver fault class weighs
@@ -153,6 +157,7 @@ struct RecipeSet {
     std::map<std::string, WorkloadSpec> workloads;
     std::vector<std::string> site_packages;      // glob patterns
     ThroughputTable throughput;                  // expected full-mode figures per GPU model
+    PodRecipe pod;                               // links between GPUs and the container's limits
     HealthPolicy policy;
     std::map<std::string, TorchBuildSpec> torch_builds;
     // [dtypes] preference: PROVISION_DTYPE is the first of these that every
