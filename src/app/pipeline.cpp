@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "app/compiled_code.h"
+#include "app/publishing.h"
 #include "app/run_outcome.h"
 #include "core/suggest.h"
 #include "core/text.h"
@@ -59,12 +60,17 @@ Inventory detect(const Options& options) {
 
 // Checks worth running: those of every mechanism that could serve before
 // validation (so a fallback needs no second round), and the features'.
+// Publishing a node's facts proves every mechanism's hardware path: the
+// node's do not depend on the packages installed where provision runs.
 std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& recipes, const Decision& decision,
-                                   ValidationSummary& summary) {
+                                   bool every_mechanism, ValidationSummary& summary) {
     std::set<std::string> wanted;
     for (const auto& candidate : decision.candidates)
         if (candidate.accepted)
             for (const auto& check : recipes.mechanisms.at(candidate.mechanism).checks) wanted.insert(check);
+    if (every_mechanism)
+        for (const auto& [name, mechanism] : recipes.mechanisms)
+            wanted.insert(mechanism.checks.begin(), mechanism.checks.end());
     for (const auto& [name, feature] : recipes.features)
         for (const auto& check : feature.checks) wanted.insert(check);
 
@@ -127,7 +133,7 @@ void run_checks(const Options& options, const Inventory& inventory, const Recipe
         summary.reason = "provision was built without the CUDA kernels";
         return;
     }
-    const auto work = plan_checks(inventory, recipes, first, summary);
+    const auto work = plan_checks(inventory, recipes, first, options.publish.any(), summary);
     ValidationOptions validation;
     validation.mode = options.validate;
     validation.timeout_s = options.validate_timeout_s;
@@ -252,6 +258,7 @@ Plan plan_run(const Options& options) {
     const WorkloadSpec& workload = find_workload(recipes, options.workload);
 
     Plan plan;
+    plan.recipes = recipes;
     Report& report = plan.report;
     report.notes = user_recipes.warnings;
     report.workload = workload.name;
@@ -322,9 +329,11 @@ Plan plan_run(const Options& options) {
 }
 
 int carry_out(Plan plan, const Options& options) {
+    check_publish_settings(plan, options);
     Report& report = plan.report;
+    // --check and --repeat write the env file only where asked to.
     const bool write_env = !report.decision.mechanism.empty() && report.verdict != HealthLevel::failed &&
-                           (!options.check || options.env_file_given);
+                           ((!options.check && !options.repeat_interval) || options.env_file_given);
     if (write_env && options.env_file == kDiscardedEnvFile) {
         report.notes.push_back(fmt::format("env file {}: the settings are discarded", kDiscardedEnvFile));
     } else if (write_env) {
@@ -344,6 +353,7 @@ int carry_out(Plan plan, const Options& options) {
             report.notes.push_back(error.what());
         }
     }
+    publish_finished_run(plan, options);
     std::fputs(render_summary(report, options.explain).c_str(), stderr);
     const std::string json = render_json(report);
     if (options.json) std::fputs(json.c_str(), stdout);

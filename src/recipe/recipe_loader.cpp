@@ -51,6 +51,7 @@ private:
     void read_python(const toml::table& table, const std::string& file);
     void read_torch_build(const std::string& name, const toml::table& table, const std::string& file);
     void read_policy(const toml::table& table, const std::string& file);
+    void read_node_labels(const toml::table& table, const std::string& file);
     void refer(Reference::Kind kind, const std::string& name, const toml::node& node, const std::string& file,
                const std::string& context);
     void check_references() const;
@@ -201,9 +202,10 @@ void Loader::load_table(const toml::table& root, const std::string& file) {
             refer(Reference::check, check, node, file, "[throughput]");
         });
     if (const toml::table* t = top.table("policy")) read_policy(*t, file);
+    if (const toml::table* t = top.table("node_labels")) read_node_labels(*t, file);
     top.reject_unknown_keys(
         {"architectures", "mechanisms", "checks", "features", "workloads", "python", "throughput", "policy",
-         "torch_builds"});
+         "torch_builds", "node_labels"});
 }
 
 void Loader::read_architectures(const toml::table& table, const std::string& file) {
@@ -441,6 +443,15 @@ void Loader::read_python(const toml::table& table, const std::string& file) {
     TableReader reader(table, file, "[python]");
     if (auto v = reader.string_array("site_packages")) set_.site_packages = *v;
     reader.reject_unknown_keys({"site_packages"});
+}
+
+void Loader::read_node_labels(const toml::table& table, const std::string& file) {
+    TableReader reader(table, file, "[node_labels]");
+    if (auto prefix = reader.string("prefix")) {
+        set_.node_labels.prefix = *prefix;
+        set_.node_labels.source = source_of(*reader.node("prefix"), file);
+    }
+    reader.reject_unknown_keys({"prefix"});
 }
 
 void Loader::read_policy(const toml::table& table, const std::string& file) {

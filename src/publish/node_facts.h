@@ -1,0 +1,42 @@
+// The facts both the labels and the metrics publish, each derived in one
+// place from a run, so the two never disagree.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/states.h"
+#include "gpu/inventory.h"
+#include "publish/hardware_proof.h"
+#include "publish/published_run.h"
+
+namespace provision {
+
+// The run's verdict; a run that stopped before its report failed.
+HealthLevel run_verdict(const PublishedRun& run);
+
+// Whether the node may be trusted today: the checks passed on every GPU and
+// the verdict is not failed (a GPU deemed unhealthy after passing its checks
+// is not validated).
+bool run_validated(const PublishedRun& run);
+
+// The worst level among the health findings (GPU signals, driver faults, packages).
+HealthLevel health_level(const Report& report);
+
+// The least capable visible GPU (lowest compute capability, first by index
+// among equals): the node's GPU facts hold for every GPU at least.  nullptr
+// without GPUs.
+const Gpu* least_capable_gpu(const Inventory& inventory);
+
+// Each mechanism the recipes give checks (a hardware path to prove), with
+// its proof across the visible GPUs.
+std::map<std::string, ProofState> attention_proofs(const Report& report, const RecipeSet& recipes);
+
+// Each feature of the recipes ([features.tf32]), with the proof of its checks.
+std::map<std::string, ProofState> feature_proofs(const Report& report, const RecipeSet& recipes);
+
+// Why a run stopped before its report, as a word: "usage", "invalid-input".
+std::string_view stop_reason(ExitCode code);
+
+}  // namespace provision
