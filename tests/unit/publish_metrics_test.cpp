@@ -13,6 +13,7 @@
 
 #include "publish/metrics.h"
 #include "publish_test_data.h"
+#include "test_support.h"
 
 using namespace provision;
 using namespace publish_test;
@@ -144,4 +145,17 @@ TEST_CASE("a hostile GPU name stays inside its label value") {
     const auto families = parse(text);  // still one sample a line
     CHECK(families.at("provision_validated").samples.size() == 1);
     CHECK_THAT(text, Catch::Contains("model_name=\"GPU\\\"} 1\\nprovision_validated 1\\n\xef\xbf\xbd\""));
+}
+
+TEST_CASE("docs/DESIGN.md lists every metric family provision writes, and no other") {
+    Report report = h100_report();
+    report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
+    std::set<std::string> written;
+    for (const auto& [name, family] : parse(render_metrics(finished(report)))) written.insert(name);
+    const std::string design = test_support::read_file(test_support::source_path("docs/DESIGN.md"));
+    std::set<std::string> documented;
+    const std::regex row(R"(\n\| `(provision_[a-z_]+)` \|)");
+    for (auto it = std::sregex_iterator(design.begin(), design.end(), row); it != std::sregex_iterator(); ++it)
+        documented.insert((*it)[1]);
+    CHECK(written == documented);
 }

@@ -2,6 +2,8 @@
 // the proofs of hardware paths they rest on (publish/hardware_proof.h), and
 // the feature file NFD reads.
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -233,4 +235,27 @@ TEST_CASE("[node_labels] prefix: a user recipe sets it; one Kubernetes would ref
                Catch::Contains(":2:10: 'prefix' in [node_labels] must be a string"));
     test_support::write_file(bad, "[node_labels]\nprefx = \"a\"\n");
     CHECK_THAT(test_support::malformed_recipe_message({bad}), Catch::Contains("prefix"));
+}
+
+TEST_CASE("docs/DESIGN.md's label table names every label provision writes") {
+    const std::string design = test_support::read_file(test_support::source_path("docs/DESIGN.md"));
+    const auto table = design.find("| label | value | written |");
+    REQUIRE(table != std::string::npos);
+    // The names in the first column of each row, up to the table's end.
+    std::set<std::string> documented;
+    std::istringstream lines(design.substr(table, design.find("\n\n", table) - table));
+    for (std::string line; std::getline(lines, line);) {
+        const std::string first = line.substr(0, line.find(" | ", 2));
+        const std::regex name("`([A-Za-z0-9._]+)`");
+        for (auto it = std::sregex_iterator(first.begin(), first.end(), name); it != std::sregex_iterator(); ++it)
+            documented.insert((*it)[1]);
+    }
+    REQUIRE(documented.count("attention.MECHANISM") == 1);
+    std::vector<NodeLabel> labels = node_labels(finished(h100_report()), "provision").labels;
+    for (const auto& label : node_labels(stopped(ExitCode::usage), "provision").labels) labels.push_back(label);
+    for (const auto& label : labels) {
+        const std::string name = label.key.substr(std::string("provision/").size());
+        INFO(name);
+        CHECK((documented.count(name) == 1 || name.starts_with("attention.")));
+    }
 }
