@@ -14,6 +14,7 @@
 
 #include "app/compiled_code.h"
 #include "app/publishing.h"
+#include "app/validation_step.h"
 #include "app/run_outcome.h"
 #include "core/suggest.h"
 #include "core/text.h"
@@ -30,10 +31,7 @@
 #include "recipe/recipe_loader.h"
 #include "recipe/sensitive_variables.h"
 #include "select/classify.h"
-#include "validate/fault_injection.h"
 #include "validate/throughput_health.h"
-#include "validate/validation.h"
-#include "validation_kernels.h"
 
 namespace provision {
 namespace {
@@ -56,108 +54,6 @@ Inventory detect(const Options& options) {
         visible = it->second;
     if (!options.gpu_fixture.empty()) return load_gpu_fixture(options.gpu_fixture, visible);
     return detect_gpus(detect_options_from_environment());
-}
-
-// Checks worth running: those of every mechanism that could serve before
-// validation (so a fallback needs no second round), and the features'.
-// Publishing a node's facts proves every mechanism's hardware path: the
-// node's do not depend on the packages installed where provision runs.
-std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& recipes, const Decision& decision,
-                                   bool every_mechanism, ValidationSummary& summary) {
-    std::set<std::string> wanted;
-    for (const auto& candidate : decision.candidates)
-        if (candidate.accepted)
-            for (const auto& check : recipes.mechanisms.at(candidate.mechanism).checks) wanted.insert(check);
-    if (every_mechanism)
-        for (const auto& [name, mechanism] : recipes.mechanisms)
-            wanted.insert(mechanism.checks.begin(), mechanism.checks.end());
-    for (const auto& [name, feature] : recipes.features)
-        for (const auto& check : feature.checks) wanted.insert(check);
-
-    std::vector<GpuChecks> work;
-    for (const auto& gpu : inventory.gpus) {
-        GpuChecks entry{gpu.index, {}};
-        for (const auto& check : wanted) {
-            const CheckSpec& spec = recipes.checks.at(check);
-            if (spec.compute_capability.contains(gpu.compute_capability)) {
-                entry.checks.push_back(check);
-            } else {
-                summary.checks.push_back({gpu.index, check, CheckStatus::unsupported, 0, 0, 0, 0,
-                                          fmt::format("needs {}", spec.compute_capability.str())});
-            }
-        }
-        if (!entry.checks.empty()) work.push_back(entry);
-    }
-    return work;
-}
-
-CheckVerdicts verdicts_of(const ValidationSummary& summary) {
-    CheckVerdicts verdicts;
-    for (const auto& check : summary.checks) {
-        CheckVerdict verdict;
-        switch (check.status) {
-            case CheckStatus::passed: verdict.state = CheckState::passed; break;
-            case CheckStatus::unsupported: verdict.state = CheckState::unsupported; break;
-            case CheckStatus::failed:
-                verdict.state = CheckState::failed;
-                verdict.summary = fmt::format("max relative error {:.3g} exceeds the tolerance {:.3g}",
-                                              check.max_rel_error, check.tolerance);
-                break;
-            case CheckStatus::error:
-            case CheckStatus::timeout:
-                verdict.state = CheckState::failed;
-                verdict.summary =
-                    fmt::format("{}{}", to_string(check.status), check.detail.empty() ? "" : ": " + check.detail);
-                break;
-        }
-        verdicts[{check.gpu, check.name}] = verdict;
-    }
-    return verdicts;
-}
-
-void run_checks(const Options& options, const Inventory& inventory, const RecipeSet& recipes,
-                const Decision& first, ValidationSummary& summary) {
-    if (options.validate == ValidateMode::off) {
-        summary.reason = "disabled (--no-validate)";
-        return;
-    }
-    if (inventory.gpus.empty()) {
-        summary.reason = "no GPU";
-        return;
-    }
-    if (inventory.simulated()) {
-        summary.reason = "simulated";
-        return;
-    }
-    if (!kernels::kernels_available()) {
-        summary.reason = "provision was built without the CUDA kernels";
-        return;
-    }
-    const auto work = plan_checks(inventory, recipes, first, options.publish.any(), summary);
-    ValidationOptions validation;
-    validation.mode = options.validate;
-    validation.timeout_s = options.validate_timeout_s;
-    if constexpr (kFaultInjection) {
-        if (const auto it = options.environment.find("PROVISION_TEST_FAULT"); it != options.environment.end())
-            validation.fault = it->second;
-    }
-    const auto start = std::chrono::steady_clock::now();
-    for (const auto& outcome : run_validation(work, validation))
-        summary.checks.push_back({outcome.gpu, outcome.name, outcome.status, outcome.max_rel_error, outcome.tolerance,
-                                  outcome.ms, outcome.tflops, outcome.detail});
-    summary.wall_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    bool any_run = false, any_failed = false;
-    for (const auto& check : summary.checks) {
-        if (check.status == CheckStatus::unsupported) continue;
-        any_run = true;
-        if (check.status != CheckStatus::passed) any_failed = true;
-    }
-    summary.status = !any_run     ? ValidationStatus::skipped
-                     : any_failed ? ValidationStatus::failed
-                                  : ValidationStatus::passed;
-    if (!any_run) summary.reason = "no check applies to these GPUs";
-    if (any_failed) summary.reason = "a check failed; mechanisms that need it were rejected";
 }
 
 std::string env_file_header(const Report& report) {
@@ -241,52 +137,43 @@ void check_sensitive_settings(const EnvSettings& env, const std::map<std::string
     }
 }
 
-}  // namespace
+// The installed packages the workload's Python sees, and the notes a user
+// should read about them.
+PackageIndex read_packages(const std::vector<std::string>& site_packages, std::vector<std::string>& notes) {
+    PackageIndex packages = scan_site_packages(site_packages);
+    for (const auto& [dir, why] : packages.unreadable_dirs)
+        notes.push_back(fmt::format("site-packages folder {} cannot be read: {}", dir, why));
+    for (const InstalledPackage* later : packages.shadowed()) {
+        const InstalledPackage* used = packages.find(later->name);
+        notes.push_back(fmt::format("{} is installed more than once: {} at {} counts, {} at {} does not", used->name,
+                                    used->version, used->location, later->version, later->location));
+    }
+    if (packages.packages().empty())
+        notes.push_back(fmt::format("no Python packages found in: {}",
+                                    site_packages.empty() ? std::string("(no site-packages folder exists)")
+                                                          : fmt::format("{}", fmt::join(site_packages, ", "))));
+    return packages;
+}
 
-Plan plan_run(const Options& options) {
+RecipeSet load_recipes(const Options& options, std::vector<std::string>& notes) {
     const LocalRecipes user_recipes = localize_recipes(options.recipes, options.fetch);
+    notes = user_recipes.warnings;
     const auto builtin_override = options.environment.find("PROVISION_BUILTIN_RECIPES");
     const std::optional<std::string> builtin_folder = builtin_recipe_folder(
         builtin_override == options.environment.end() ? std::string() : builtin_override->second);
-    const RecipeSet recipes = [&] {
-        try {
-            return load_recipes_over_builtins(builtin_folder, user_recipes.paths);
-        } catch (const Error& error) {
-            throw Error(error.code(), user_recipes.with_origins(error.what()));
-        }
-    }();
-    const WorkloadSpec& workload = find_workload(recipes, options.workload);
-
-    Plan plan;
-    plan.recipes = recipes;
-    Report& report = plan.report;
-    report.notes = user_recipes.warnings;
-    report.workload = workload.name;
-    report.inventory = detect(options);
-    classify_gpus(report.inventory, recipes);
-    report.findings = evaluate_health(report.inventory, recipes.policy);
-
-    report.python = find_workload_python({options.python, options.python_option_name, options.site_packages,
-                                          recipes.site_packages, options.command, options.environment});
-    report.notes.insert(report.notes.end(), report.python.notes.begin(), report.python.notes.end());
-    const auto& site_packages = report.python.site_packages;
-    PackageIndex packages = scan_site_packages(site_packages);
-    for (const auto& [dir, why] : packages.unreadable_dirs)
-        report.notes.push_back(fmt::format("site-packages folder {} cannot be read: {}", dir, why));
-    for (const InstalledPackage* later : packages.shadowed()) {
-        const InstalledPackage* used = packages.find(later->name);
-        report.notes.push_back(fmt::format("{} is installed more than once: {} at {} counts, {} at {} does not",
-                                           used->name, used->version, used->location, later->version,
-                                           later->location));
+    try {
+        return load_recipes_over_builtins(builtin_folder, user_recipes.paths);
+    } catch (const Error& error) {
+        throw Error(error.code(), user_recipes.with_origins(error.what()));
     }
-    if (packages.packages().empty())
-        report.notes.push_back(fmt::format("no Python packages found in: {}",
-                                           site_packages.empty() ? std::string("(no site-packages folder exists)")
-                                                                 : fmt::format("{}", fmt::join(site_packages, ", "))));
-    reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
-    const auto override_request = read_override(options.environment, workload, recipes);
+}
+
+// Torch's and the candidate extensions' compiled code against the GPUs and
+// the driver, and forward-compatibility libraries on the library path.
+void judge_native_code(const Options& options, const RecipeSet& recipes, const WorkloadSpec& workload,
+                       const std::optional<Override>& override_request, PackageIndex& packages, Report& report) {
     CompiledCode compiled = judge_compiled_code(
-        recipes, workload, report.inventory, site_packages,
+        recipes, workload, report.inventory, report.python.site_packages,
         override_request ? std::optional<std::string>(override_request->mechanism) : std::nullopt, packages);
     report.native = std::move(compiled.packages);
     report.findings.insert(report.findings.end(), compiled.findings.begin(), compiled.findings.end());
@@ -295,13 +182,11 @@ Plan plan_run(const Options& options) {
              library_path == options.environment.end() ? std::string() : library_path->second, "/etc/ld.so.conf.d",
              report.inventory, recipes.policy))
         report.findings.push_back(std::move(finding));
+}
 
-    const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
-    run_checks(options, report.inventory, recipes, first, report.validation);
-    const CheckVerdicts verdicts = verdicts_of(report.validation);
-    report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
-    const auto features = feature_states(report.inventory, recipes, verdicts);
-
+// The env settings, and what the outcome rule needs to know of the decision.
+RunFacts settle(const Options& options, const RecipeSet& recipes, const WorkloadSpec& workload, const Decision& first,
+                const std::map<std::string, bool>& features, Report& report) {
     const Decision& decision = report.decision;
     RunFacts facts;
     facts.mechanism_chosen = !decision.mechanism.empty();
@@ -311,26 +196,67 @@ Plan plan_run(const Options& options) {
     facts.validation = report.validation.status;
     facts.check_mode = options.check;
     facts.worst_finding = worst_level(report.findings);
-    if (facts.mechanism_chosen) {
-        report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
-        for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
-        check_sensitive_settings(report.env, options.environment, report.notes);
-        report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
-        // --validate=full: a GPU well below its model's throughput serves, degraded.
-        for (auto& figure : compare_throughput(report.inventory.gpus, report.validation.checks, recipes.throughput)) {
-            facts.below_expected_throughput = facts.below_expected_throughput || figure.degraded;
-            if (figure.degraded || figure.expected == 0) report.notes.push_back(std::move(figure.words));
-        }
+    if (!facts.mechanism_chosen) return facts;
+    report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
+    for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
+    check_sensitive_settings(report.env, options.environment, report.notes);
+    report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
+    // --validate=full: a GPU well below its model's throughput serves, degraded.
+    for (auto& figure : compare_throughput(report.inventory.gpus, report.validation.checks, recipes.throughput)) {
+        facts.below_expected_throughput = facts.below_expected_throughput || figure.degraded;
+        if (figure.degraded || figure.expected == 0) report.notes.push_back(std::move(figure.words));
     }
-    const RunOutcome outcome = decide_run_outcome(facts);
+    return facts;
+}
+
+}  // namespace
+
+Plan plan_run(const Options& options) {
+    PhaseClock clock;
+    ValidationStep validation(options);  // the first GPU's worker opens it from now on
+    Plan plan;
+    Report& report = plan.report;
+    const RecipeSet recipes = load_recipes(options, report.notes);
+    plan.recipes = recipes;
+    const WorkloadSpec& workload = find_workload(recipes, options.workload);
+    report.workload = workload.name;
+    clock.mark(Phase::recipes);
+
+    report.inventory = detect(options);
+    classify_gpus(report.inventory, recipes);
+    report.findings = evaluate_health(report.inventory, recipes.policy);
+    validation.follow(report.inventory);
+    clock.mark(Phase::detection);
+
+    report.python = find_workload_python({options.python, options.python_option_name, options.site_packages,
+                                          recipes.site_packages, options.command, options.environment});
+    report.notes.insert(report.notes.end(), report.python.notes.begin(), report.python.notes.end());
+    PackageIndex packages = read_packages(report.python.site_packages, report.notes);
+    reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
+    clock.mark(Phase::python);
+
+    const auto override_request = read_override(options.environment, workload, recipes);
+    judge_native_code(options, recipes, workload, override_request, packages, report);
+    clock.mark(Phase::compiled_code);
+
+    const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
+    clock.mark(Phase::selection);
+    validation.run(report.inventory, recipes, first, report.validation, clock);
+    const CheckVerdicts verdicts = verdicts_of(report.validation);
+    report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
+    const auto features = feature_states(report.inventory, recipes, verdicts);
+
+    const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, features, report));
     report.verdict = outcome.verdict;
     plan.exit_code = outcome.exit_code;
+    report.timings = clock;
     return plan;
 }
 
 int carry_out(Plan plan, const Options& options) {
     check_publish_settings(plan, options);
     Report& report = plan.report;
+    PhaseClock& clock = report.timings;
     // --check and --repeat write the env file only where asked to.
     const bool write_env = !report.decision.mechanism.empty() && report.verdict != HealthLevel::failed &&
                            ((!options.check && !options.repeat_interval) || options.env_file_given);
@@ -343,6 +269,7 @@ int carry_out(Plan plan, const Options& options) {
             if (!folder.empty()) std::filesystem::create_directories(folder, ignored);
             write_env_file_atomically(options.env_file, render_env_file(report.env, env_file_header(report)));
             report.env_file = options.env_file;
+            clock.mark(Phase::env_file);
         } catch (const Error& error) {
             // With a workload to start, the settings still reach it through
             // its environment; a missing file must not keep the pod down.
@@ -353,6 +280,7 @@ int carry_out(Plan plan, const Options& options) {
             report.notes.push_back(error.what());
         }
     }
+    clock.mark(Phase::total);
     publish_finished_run(plan, options);
     std::fputs(render_summary(report, options.explain).c_str(), stderr);
     const std::string json = render_json(report);

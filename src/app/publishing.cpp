@@ -29,7 +29,7 @@ void publish_finished_run(Plan& plan, const Options& options) {
     if (!options.publish.any()) return;
     const bool fails_the_run = options.command.empty();
     PublishedRun run{&plan.report, &plan.recipes, plan.exit_code, std::chrono::system_clock::now(),
-                     recipes_digest(options)};
+                     recipes_digest(options), options.publish.round_started_ms};
     auto take = [&](PublishOutcome outcome) {
         for (auto& note : outcome.notes) plan.report.notes.push_back(std::move(note));
         for (auto& failure : outcome.failures)

@@ -1,15 +1,21 @@
 #include "app/repeat.h"
 
+#include <sys/wait.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <thread>
 
 #include "app/pipeline.h"
 #include "app/publishing.h"
+#include "core/process_clock.h"
 #include "core/termination.h"
 
 namespace provision {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // One round: the whole run, its failure published as a stopped run.
 void run_round(const Options& options) {
@@ -25,6 +31,22 @@ void run_round(const Options& options) {
     std::fflush(stderr);
 }
 
+// A round's validation workers, once their results are in, tear their CUDA
+// contexts down on their own (the run does not wait for the driver).  Here
+// they are waited for, until none is left or `until`: none outlives its
+// round holding GPU memory or as a zombie.  Between rounds provision has
+// no other child, so any child is such a worker.
+void reap_workers(Clock::time_point until) {
+    for (;;) {
+        int status = 0;
+        const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+        if (pid < 0 && errno == ECHILD) return;
+        if (pid > 0 || (pid < 0 && errno == EINTR)) continue;
+        if (Clock::now() >= until) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
 }  // namespace
 
 std::chrono::seconds labels_lifetime(std::chrono::milliseconds interval) {
@@ -37,9 +59,12 @@ void run_repeatedly(const Options& options) {
     for (const auto* path : {&round.publish.node_labels, &round.publish.metrics})
         if (!path->empty()) remove_at_termination(*path);
     for (;;) {
-        const auto started = std::chrono::steady_clock::now();
+        const auto started = Clock::now();
+        round.publish.round_started_ms = ms_since_start(started);
         run_round(round);
-        std::this_thread::sleep_until(started + *options.repeat_interval);
+        const auto next = started + *options.repeat_interval;
+        reap_workers(next);
+        std::this_thread::sleep_until(next);
     }
 }
 

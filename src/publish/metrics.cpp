@@ -179,9 +179,17 @@ const std::vector<MetricFamily>& metric_table() {
                  if (measured(check) && check.tflops > 0)
                      out.push_back({check_labels(*run.report, check), check.tflops * 1e12});
          }},
-        // The start-up phases (the report's `timings`), number formats
-        // (`formats`) and the links between GPUs with their bandwidths
-        // (`links`) join here as families of their own.
+        {"provision_phase_end_seconds", MetricType::gauge,
+         "When each phase of the run ended (the report's timings), in seconds from the run's start: the "
+         "process's, or the round's with --repeat.",
+         true,
+         [](const PublishedRun& run, Samples& out) {
+             for (const auto& timing : run.report->timings.phases())
+                 out.push_back({{{"phase", std::string(to_string(timing.phase))}},
+                                (timing.ms - run.phases_from_ms) / 1000});
+         }},
+        // Number formats (the report's `formats`) and the links between GPUs
+        // with their bandwidths (`links`) join here as families of their own.
     };
     return rows;
 }

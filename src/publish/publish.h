@@ -25,6 +25,9 @@ struct PublishTargets {
     // Kept fresh (--repeat): the labels say when NFD must drop them if no
     // later round has replaced them (the process killed without SIGTERM).
     std::optional<std::chrono::seconds> labels_expire_after;
+    // --repeat: when this round began, in milliseconds after the process
+    // started, so the phase metrics count from the round, not the process.
+    double round_started_ms = 0;
 
     bool any() const { return !node_labels.empty() || !metrics.empty(); }
 };

@@ -19,6 +19,7 @@ struct PublishedRun {
     ExitCode exit_code = ExitCode::ok;   // what the run exits with (or hands off with: 0)
     std::chrono::system_clock::time_point time;  // when the run ended
     std::string recipes_digest;          // the built-in recipes' digest, or "replaced" (PROVISION_BUILTIN_RECIPES)
+    double phases_from_ms = 0;           // the zero of the report's phase timings: 0, or when a --repeat round began
 };
 
 // Seconds since the Unix epoch, as GPU Feature Discovery's timestamp label writes them.

@@ -258,6 +258,9 @@ std::string render_json(const Report& report) {
     root.insert_or_assign("warnings", std::move(warnings));
     root.insert_or_assign("findings", findings_array(report.findings));
     root.insert_or_assign("verdict", std::string(to_string(report.verdict)));
+    toml::table timings;
+    for (const auto& [phase, ms] : report.timings.phases()) put_number(timings, std::string(to_string(phase)), ms);
+    root.insert_or_assign("timings", std::move(timings));
 
     make_strings_valid(root);
     return as_json_text(root);
@@ -329,6 +332,10 @@ std::string render_summary(const Report& report, bool explain) {
             out += fmt::format("  Compiled code of {} {}:\n", package.package, package.version);
             for (const auto& detail : package.details) out += fmt::format("    {}\n", detail);
         }
+        std::string phases;
+        for (const auto& [phase, ms] : report.timings.phases())
+            phases += fmt::format("{}{} {:.1f}", phases.empty() ? "" : ", ", to_string(phase), ms);
+        out += fmt::format("  Timings (ms since start): {}\n", phases.empty() ? "none" : phases);
         out += "  Env settings:\n";
         for (const auto& [name, value] : report.env.entries())
             out += fmt::format("    {}={}{}\n", name, printable(value, kLongest),

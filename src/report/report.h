@@ -11,6 +11,7 @@
 #include "health/findings.h"
 #include "health/torch_findings.h"
 #include "python/workload_python.h"
+#include "report/timings.h"
 #include "select/selection.h"
 #include "validate/validation.h"
 
@@ -36,6 +37,7 @@ struct Report {
     std::string env_file;            // where it was written; empty when not
     std::vector<std::string> appended_arguments;
     std::vector<std::string> notes;  // warnings worth a user's attention
+    PhaseClock timings;              // when each phase ended
 };
 
 std::string render_json(const Report& report);

@@ -1,12 +1,16 @@
 // --repeat end to end on the fake NVML and libcuda: the machine's fixture
 // file changes between rounds so that the GPU turns unhealthy, the labels
 // and metrics follow at a later round, and SIGTERM removes both files and
-// ends provision with 143, leaving no process of its own behind.
+// ends provision with 143, leaving no process of its own behind.  Where the
+// build lets tests simulate the validation worker (fault injection), each
+// round's worker really opens the fake GPU, and none may outlive its round.
 #include <signal.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -52,23 +56,53 @@ std::vector<pid_t> processes_with(const std::string& marker) {
     return found;
 }
 
+// The workers that opened the fake GPU, in order (the fake libcuda logs
+// "PID BEGIN END UUID" for each context it creates).
+std::vector<long> worker_pids(const std::string& log) {
+    std::vector<long> pids;
+    std::ifstream in(log);
+    long pid = 0;
+    std::string begin, end, uuid;
+    while (in >> pid >> begin >> end >> uuid) pids.push_back(pid);
+    return pids;
+}
+
+// Whether `pid` is still a child of `parent`, in any state (a zombie too).
+bool child_of(long pid, long parent) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    const std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) return false;
+    std::istringstream fields(text.substr(close + 2));
+    std::string state;
+    long ppid = 0;
+    fields >> state >> ppid;
+    return ppid == parent;
+}
+
 }  // namespace
 
 TEST_CASE("--repeat: the labels follow a GPU that turns unhealthy; SIGTERM removes them, exit 143", "[publish]") {
     TempDir dir;
     write_machine(dir, "");
     const std::string labels = dir.file("features.d/provision"), metrics = dir.file("textfile/provision.prom");
+    const bool simulated_worker = PROVISION_FAULT_INJECTION;
     // Fixed seed: the marker is the same on every run of the suite.
-    const std::string marker = fmt::format("PROVISION_TEST_REPEAT_MARKER={}", std::mt19937(23)());
-    publish_test::Background provision(
-        {PROVISION_BINARY, "--repeat", "0.1", "--node-labels", labels, "--metrics", metrics, "--site-packages",
-         e2e::site_packages("all")},
-        {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
-         {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
-         {"PROVISION_FAKE_GPU_FIXTURE", dir.file("machine.toml")},
-         {"PROVISION_DETECT_TIMEOUT", "2"},
-         {marker.substr(0, marker.find('=')), marker.substr(marker.find('=') + 1)}},
-        dir.file("provision.log"));
+    const std::string marker = fmt::format("{}", std::mt19937(23)());
+    std::map<std::string, std::string> env = {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                                              {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+                                              {"PROVISION_FAKE_GPU_FIXTURE", dir.file("machine.toml")},
+                                              {"PROVISION_DETECT_TIMEOUT", "2"},
+                                              {"PROVISION_TEST_REPEAT_MARKER", marker}};
+    if (simulated_worker) {
+        env["PROVISION_TEST_WORKER"] = "simulate";
+        env["PROVISION_FAKE_CUDA_CONTEXT_LOG"] = dir.file("contexts.log");
+    } else {
+        WARN("built without fault injection: no simulated validation worker, so the rounds validate nothing");
+    }
+    publish_test::Background provision({PROVISION_BINARY, "--repeat", "0.2", "--node-labels", labels, "--metrics",
+                                        metrics, "--site-packages", e2e::site_packages("all")},
+                                       env, dir.file("provision.log"));
     REQUIRE(provision.pid() > 0);
     // A bounded wait; on failure the message shows what provision printed.
     auto within = [&](const std::function<bool()>& ready, const char* what) {
@@ -78,8 +112,13 @@ TEST_CASE("--repeat: the labels follow a GPU that turns unhealthy; SIGTERM remov
     };
 
     within([&] { return label(labels, "provision/health") == "ok"; }, "labels of a healthy GPU");
-    CHECK(label(labels, "provision/verdict") != "failed");
+    CHECK(label(labels, "provision/verdict") == "ok");
     CHECK(label(labels, "provision/gpu.family") == "hopper");
+    if (simulated_worker) {
+        CHECK(label(labels, "provision/validated") == "true");
+        CHECK(label(labels, "provision/attention.flash3") == "true");
+        CHECK(label(labels, "provision/tf32") == "true");
+    }
     // Kept fresh: NFD drops the labels if no round replaces them.
     CHECK_THAT(e2e::read_file(labels), Catch::Contains("\n# +expiry-time="));
 
@@ -100,6 +139,18 @@ TEST_CASE("--repeat: the labels follow a GPU that turns unhealthy; SIGTERM remov
     within([&] { return label(labels, "provision/health") == "ok"; }, "labels of a healed GPU");
     CHECK(provision.running());
 
+    if (simulated_worker) {
+        // Each round's worker opened the GPU; every one but the latest round's
+        // is gone, reaped: none holds the GPU into a later round.
+        within([&] { return worker_pids(dir.file("contexts.log")).size() >= 4; }, "four rounds' workers");
+        const auto pids = worker_pids(dir.file("contexts.log"));
+        CHECK(std::set<long>(pids.begin(), pids.end()).size() == pids.size());  // a new worker each round
+        for (std::size_t i = 0; i + 1 < pids.size(); ++i) {
+            INFO("round " << i + 1 << "'s worker, PID " << pids[i]);
+            CHECK_FALSE(child_of(pids[i], provision.pid()));
+        }
+    }
+
     const auto status = provision.stop(SIGTERM, 5s);
     CHECK(status == 143);
     CHECK_FALSE(std::filesystem::exists(labels));
@@ -107,10 +158,13 @@ TEST_CASE("--repeat: the labels follow a GPU that turns unhealthy; SIGTERM remov
     // Nothing else either: no temporary file in the two folders.
     CHECK(std::filesystem::is_empty(dir.file("features.d")));
     CHECK(std::filesystem::is_empty(dir.file("textfile")));
-    CHECK(processes_with(marker).empty());
-    reliability::record("repeat", "--repeat 0.1 on the fake driver; the GPU reports a row-remap failure, then heals; "
+    // No process of provision's is left (a killed worker may take the kernel a moment).
+    CHECK(publish_test::wait_for([&] { return processes_with("PROVISION_TEST_REPEAT_MARKER=" + marker).empty(); },
+                                 2s));
+    reliability::record("repeat", "--repeat 0.2 on the fake driver; the GPU reports a row-remap failure, then heals; "
                                   "then SIGTERM",
                         "the labels follow each change at a later round (health=failed, validated=false, then ok); "
-                        "exit 143, labels and metrics removed, no process left",
+                        "each round's validation worker is gone before the next; exit 143, labels and metrics "
+                        "removed, no process left",
                         "the labels (by design, as GPU Feature Discovery)");
 }

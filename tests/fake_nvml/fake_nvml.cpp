@@ -72,6 +72,8 @@ FAKE_EXPORT nvml::Return nvmlInit_v2() {
         return nvml::ERROR_TIMEOUT;
     }
     if (loaded->nvml_init_error) return static_cast<nvml::Return>(loaded->nvml_init_error);
+    if (loaded->nvml_init_slow_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(loaded->nvml_init_slow_ms));
     std::lock_guard lock(state_mutex);
     state = std::move(loaded);
     return nvml::SUCCESS;

@@ -120,6 +120,11 @@ TEST_CASE("metrics of an H100 whose every check passed") {
         "provision_check_duration_seconds{" + gpu0 + ",check=\"attention.bf16\"} 0.0019");
     has("provision_check_throughput_flops",
         "provision_check_throughput_flops{" + gpu0 + ",check=\"gemm.tf32\"} 289500000000000");
+    // The phases count from the run's start: here the process's.
+    const auto& phases = families.at("provision_phase_end_seconds").samples;
+    REQUIRE(phases.size() == 2);
+    CHECK_THAT(phases[0], Catch::StartsWith("provision_phase_end_seconds{phase=\"recipes\"} "));
+    CHECK_THAT(phases[1], Catch::StartsWith("provision_phase_end_seconds{phase=\"total\"} "));
     // Only the check that measured throughput has a figure.
     CHECK(families.at("provision_check_throughput_flops").samples.size() == 1);
     for (const auto& [name, family] : families) {
@@ -127,6 +132,16 @@ TEST_CASE("metrics of an H100 whose every check passed") {
         CHECK(family.type == "gauge");
         CHECK_FALSE(name.ends_with("_total"));
     }
+}
+
+TEST_CASE("a --repeat round's phases count from the round's start") {
+    const Report report = h100_report();
+    PublishedRun run = finished(report);
+    run.phases_from_ms = report.timings.phases().front().ms;  // the round began when its recipes were read
+    const auto phases = parse(render_metrics(run)).at("provision_phase_end_seconds").samples;
+    CHECK(phases.at(0) == "provision_phase_end_seconds{phase=\"recipes\"} 0");
+    const double total = std::strtod(phases.at(1).substr(phases.at(1).rfind(' ')).c_str(), nullptr);
+    CHECK(total == Approx(0.25));
 }
 
 TEST_CASE("a run that stopped before its report: the families it knows, failed") {

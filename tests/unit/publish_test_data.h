@@ -60,6 +60,9 @@ inline provision::Report h100_report() {
     report.decision.mechanism = "sdpa";
     report.verdict = provision::HealthLevel::ok;
     pass_every_check(report);
+    const auto now = std::chrono::steady_clock::now();
+    report.timings.mark_at(provision::Phase::recipes, now);
+    report.timings.mark_at(provision::Phase::total, now + std::chrono::milliseconds(250));
     return report;
 }
 
