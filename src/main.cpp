@@ -122,6 +122,11 @@ void read_publish_targets(const std::optional<Setting>& labels, const std::optio
             throw provision::Error(ExitCode::usage, fmt::format("{} is empty; name a file", (*given)->source));
         *target = (*given)->value;
     }
+    if (!options.publish.node_labels.empty() && options.publish.node_labels == options.publish.metrics) {
+        options.publish.metrics.clear();  // the labels that say so are what that file gets
+        throw provision::Error(ExitCode::usage,
+                               fmt::format("{} and {} name the same file", labels->source, metrics->source));
+    }
 }
 
 // Parses the command line into Options; throws Error(usage) on bad input.

@@ -216,8 +216,8 @@ Plan plan_run(const Options& options) {
     ValidationStep validation(options);  // the first GPU's worker opens it from now on
     Plan plan;
     Report& report = plan.report;
-    const RecipeSet recipes = load_recipes(options, report.notes);
-    plan.recipes = recipes;
+    plan.recipes = load_recipes(options, report.notes);
+    const RecipeSet& recipes = plan.recipes;
     const WorkloadSpec& workload = find_workload(recipes, options.workload);
     report.workload = workload.name;
     clock.mark(Phase::recipes);

@@ -228,6 +228,7 @@ TEST_CASE("--node-labels, --metrics and --repeat: usage errors", "[publish]") {
              {{}, {{"PROVISION_REPEAT", "soon"}}, "PROVISION_REPEAT"},
              {{"--repeat", "60", "--", "/bin/true"}, {}, "--repeat keeps provision running and never starts a COMMAND"},
              {{"/bin/true"}, {{"PROVISION_REPEAT", "60"}}, "PROVISION_REPEAT keeps provision running"},
+             {{"--node-labels", dir.file("out"), "--metrics", dir.file("out")}, {}, "name the same file"},
          }) {
         std::vector<std::string> all = {"--gpu-fixture", fixture, "--env-file", dir.file(".env")};
         all.insert(all.begin(), args.begin(), args.end());
