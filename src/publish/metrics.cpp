@@ -62,6 +62,10 @@ Labels check_labels(const Report& report, const CheckOutcome& check) {
     return labels;
 }
 
+// Milliseconds as seconds, to the microsecond: the nearest double to a
+// short decimal, so the text reads 0.003429 rather than 0.0034289999999.
+double seconds(double ms) { return std::round(ms * 1e3) / 1e6; }
+
 bool measured(const CheckOutcome& check) {
     return check.status == CheckStatus::passed || check.status == CheckStatus::failed;
 }
@@ -92,7 +96,9 @@ const std::vector<MetricFamily>& metric_table() {
          [](const PublishedRun& run, Samples& out) { out.push_back({{}, static_cast<double>(run.exit_code)}); }},
         {"provision_last_run_timestamp_seconds", MetricType::gauge, "When the run ended, in seconds since the epoch.",
          false,
-         [](const PublishedRun& run, Samples& out) { out.push_back({{}, static_cast<double>(unix_seconds(run.time))}); }},
+         [](const PublishedRun& run, Samples& out) {
+             out.push_back({{}, static_cast<double>(unix_seconds(run.time))});
+         }},
         {"provision_validation_status", MetricType::gauge,
          "The GPU validation as a whole: 1 for the current state, 0 for the others.", true,
          [](const PublishedRun& run, Samples& out) {
@@ -100,7 +106,7 @@ const std::vector<MetricFamily>& metric_table() {
          }},
         {"provision_validation_duration_seconds", MetricType::gauge,
          "Wall time of the GPU validation (0 when it did not run).", true,
-         [](const PublishedRun& run, Samples& out) { out.push_back({{}, run.report->validation.wall_ms / 1000}); }},
+         [](const PublishedRun& run, Samples& out) { out.push_back({{}, seconds(run.report->validation.wall_ms)}); }},
         {"provision_gpus", MetricType::gauge, "GPUs visible to the run.", true,
          [](const PublishedRun& run, Samples& out) {
              out.push_back({{}, static_cast<double>(run.report->inventory.gpus.size())});
@@ -170,7 +176,8 @@ const std::vector<MetricFamily>& metric_table() {
         {"provision_check_duration_seconds", MetricType::gauge, "How long a check's kernel ran.", true,
          [](const PublishedRun& run, Samples& out) {
              for (const auto& check : run.report->validation.checks)
-                 if (measured(check) && check.ms > 0) out.push_back({check_labels(*run.report, check), check.ms / 1000});
+                 if (measured(check) && check.ms > 0)
+                     out.push_back({check_labels(*run.report, check), seconds(check.ms)});
          }},
         {"provision_check_throughput_flops", MetricType::gauge,
          "Floating-point operations per second a check measured (--validate=full).", true,
@@ -186,7 +193,7 @@ const std::vector<MetricFamily>& metric_table() {
          [](const PublishedRun& run, Samples& out) {
              for (const auto& timing : run.report->timings.phases())
                  out.push_back({{{"phase", std::string(to_string(timing.phase))}},
-                                (timing.ms - run.phases_from_ms) / 1000});
+                                seconds(timing.ms - run.phases_from_ms)});
          }},
         // Number formats (the report's `formats`) and the links between GPUs
         // with their bandwidths (`links`) join here as families of their own.

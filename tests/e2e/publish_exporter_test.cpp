@@ -96,7 +96,8 @@ TEST_CASE("node-exporter's textfile collector serves provision's metrics without
 
     std::string body = scrape(port);
     CHECK_THAT(body, Catch::Contains("\nnode_textfile_scrape_error 0\n"));
-    CHECK_THAT(body, Catch::Contains(fmt::format("node_textfile_mtime_seconds{{file=\"{}/provision.prom\"}}", textfiles)));
+    CHECK_THAT(body,
+               Catch::Contains(fmt::format("node_textfile_mtime_seconds{{file=\"{}/provision.prom\"}}", textfiles)));
     CHECK_THAT(body, Catch::Contains("\nprovision_verdict{verdict=\"ok\"} 1\n"));
     const std::string uuid = "UUID=\"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6\"";
     CHECK(has_sample(body, "provision_gpu_info", {"gpu=\"0\"", uuid, "model_name=\"NVIDIA H100 80GB HBM3\""}, "1"));
