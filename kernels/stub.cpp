@@ -1,5 +1,6 @@
 // Stands in for the CUDA kernels when the project is built without a toolkit.
 #include "check_catalog.h"
+#include "link_checks.h"
 #include "validation_kernels.h"
 
 namespace provision::kernels {
@@ -41,6 +42,26 @@ std::unique_ptr<PreparedCheck> prepare_check(const std::string& name, const Chec
 
 CheckResult run_check(int cuda_device, const std::string& name, const CheckOptions& options) {
     return prepare_check(name, options)->run(cuda_device);
+}
+
+HostLinkMeasure measure_host_link(int, std::size_t, int) {
+    HostLinkMeasure measure;
+    measure.detail = kNoToolkit;
+    return measure;
+}
+
+PeerExport export_peer_buffer(int, int, std::size_t) {
+    PeerExport exported;
+    exported.detail = kNoToolkit;
+    return exported;
+}
+
+void release_peer_exports() {}
+
+PeerPull pull_peer_buffer(int, const std::string&, int, std::size_t, int) {
+    PeerPull pull;
+    pull.detail = kNoToolkit;
+    return pull;
 }
 
 }  // namespace provision::kernels

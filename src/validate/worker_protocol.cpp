@@ -85,8 +85,8 @@ std::string format_ready_line(const WorkerReady& ready) {
     return one_line(toml::table{{"ready", inline_table(std::move(fields))}});
 }
 
-std::string format_done_line(MonotonicTime at) {
-    return one_line(toml::table{{"done", inline_table(toml::table{{"at_ns", nanoseconds(at)}})}});
+std::string format_done_line(MonotonicTime at, double waited_ms) {
+    return one_line(toml::table{{"done", inline_table(toml::table{{"at_ns", nanoseconds(at)}, {"waited_ms", waited_ms}})}});
 }
 
 std::string format_result_line(const CheckOutcome& result) {

@@ -9,7 +9,7 @@
 //                cut off by the kill is simply not one:
 //                   ready = { at_ns = ..., open_ms = 231.5, uuid = "GPU-...", capability = "9.0" }
 //                   result = { name = "gemm.tf32", status = "passed", max_rel_error = 0.00041, ... }
-//                   done = { at_ns = ... }
+//                   done = { at_ns = ..., waited_ms = 0.4 }
 //                `at_ns` is the monotonic clock (CLOCK_MONOTONIC, the same
 //                for every process of the machine), so the parent learns
 //                when a line was written, not when it got round to reading
@@ -44,7 +44,9 @@ struct WorkerReady {
 };
 
 std::string format_ready_line(const WorkerReady& ready);
-std::string format_done_line(MonotonicTime at);
+// waited_ms: how long the checks' device halves waited, once the GPU was
+// open, for their host halves (inputs, references) to be ready.
+std::string format_done_line(MonotonicTime at, double waited_ms = 0);
 
 // One result line (no newline), and back.  Only `gpu` is not carried: the
 // parent knows which worker printed the line.  A status a worker does not
