@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <future>
+#include <thread>
 #include <map>
 #include <set>
 
@@ -25,6 +27,7 @@
 #include "net/recipe_locations.h"
 #include "net/report_post.h"
 #include "packages/python_packages.h"
+#include "pod/pod.h"
 #include "python/python_mismatch.h"
 #include "python/workload_python.h"
 #include "recipe/builtin_recipes.h"
@@ -54,6 +57,35 @@ Inventory detect(const Options& options) {
         visible = it->second;
     if (!options.gpu_fixture.empty()) return load_gpu_fixture(options.gpu_fixture, visible);
     return detect_gpus(detect_options_from_environment());
+}
+
+// Detection on a thread of its own from the start: NVML's tens of
+// milliseconds go by while the recipes, the Python and torch's files are
+// read.  Detached, like detection's own probes, so that a run ending early
+// (a bad recipe) never waits for a slow driver.
+std::future<Inventory> start_detection(const Options& options) {
+    std::promise<Inventory> promise;
+    auto future = promise.get_future();
+    std::thread([promise = std::move(promise), options]() mutable {
+        try {
+            promise.set_value(detect(options));
+        } catch (...) {
+            promise.set_exception(std::current_exception());
+        }
+    }).detach();
+    return future;
+}
+
+// What the copy check between GPUs measured.  The validation worker does
+// not copy between GPUs yet: a simulated machine reports every pair skipped,
+// any other machine says why no copy ran.
+CopyChecks copy_checks_of(const Inventory& inventory, const ValidationSummary& validation) {
+    CopyChecks checks;
+    checks.run = inventory.simulated() ? CopyCheckRun::simulated : CopyCheckRun::not_run;
+    checks.reason = validation.status == ValidationStatus::skipped && !validation.reason.empty()
+                        ? validation.reason
+                        : "the validation worker does not copy between GPUs";
+    return checks;
 }
 
 std::string env_file_header(const Report& report) {
@@ -171,9 +203,10 @@ RecipeSet load_recipes(const Options& options, std::vector<std::string>& notes) 
 // Torch's and the candidate extensions' compiled code against the GPUs and
 // the driver, and forward-compatibility libraries on the library path.
 void judge_native_code(const Options& options, const RecipeSet& recipes, const WorkloadSpec& workload,
-                       const std::optional<Override>& override_request, PackageIndex& packages, Report& report) {
+                       const std::optional<TorchFiles>& torch, const std::optional<Override>& override_request,
+                       PackageIndex& packages, Report& report) {
     CompiledCode compiled = judge_compiled_code(
-        recipes, workload, report.inventory, report.python.site_packages,
+        recipes, workload, report.inventory, torch,
         override_request ? std::optional<std::string>(override_request->mechanism) : std::nullopt, packages);
     report.native = std::move(compiled.packages);
     report.findings.insert(report.findings.end(), compiled.findings.begin(), compiled.findings.end());
@@ -198,6 +231,7 @@ RunFacts settle(const Options& options, const RecipeSet& recipes, const Workload
     facts.worst_finding = worst_level(report.findings);
     if (!facts.mechanism_chosen) return facts;
     report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
+    add_pod_settings(report.pod, report.env);
     for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
     check_sensitive_settings(report.env, options.environment, report.notes);
     report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
@@ -214,6 +248,7 @@ RunFacts settle(const Options& options, const RecipeSet& recipes, const Workload
 Plan plan_run(const Options& options) {
     PhaseClock clock;
     ValidationStep validation(options);  // the first GPU's worker opens it from now on
+    std::future<Inventory> detection = start_detection(options);
     Plan plan;
     Report& report = plan.report;
     plan.recipes = load_recipes(options, report.notes);
@@ -222,21 +257,23 @@ Plan plan_run(const Options& options) {
     report.workload = workload.name;
     clock.mark(Phase::recipes);
 
-    report.inventory = detect(options);
-    classify_gpus(report.inventory, recipes);
-    report.findings = evaluate_health(report.inventory, recipes.policy);
-    validation.follow(report.inventory);
-    clock.mark(Phase::detection);
-
     report.python = find_workload_python({options.python, options.python_option_name, options.site_packages,
                                           recipes.site_packages, options.command, options.environment});
     report.notes.insert(report.notes.end(), report.python.notes.begin(), report.python.notes.end());
     PackageIndex packages = read_packages(report.python.site_packages, report.notes);
     reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
+    const std::optional<TorchFiles> torch = read_torch_files(report.python.site_packages);
     clock.mark(Phase::python);
 
+    report.inventory = detection.get();
+    classify_gpus(report.inventory, recipes);
+    const auto health = evaluate_health(report.inventory, recipes.policy);
+    report.findings.insert(report.findings.begin(), health.begin(), health.end());
+    validation.follow(report.inventory);
+    clock.mark(Phase::detection);
+
     const auto override_request = read_override(options.environment, workload, recipes);
-    judge_native_code(options, recipes, workload, override_request, packages, report);
+    judge_native_code(options, recipes, workload, torch, override_request, packages, report);
     clock.mark(Phase::compiled_code);
 
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
@@ -245,6 +282,9 @@ Plan plan_run(const Options& options) {
     const CheckVerdicts verdicts = verdicts_of(report.validation);
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
     const auto features = feature_states(report.inventory, recipes, verdicts);
+    report.pod = assess_pod(report.inventory, recipes, workload, copy_checks_of(report.inventory, report.validation),
+                            options.environment);
+    report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
 
     const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, features, report));
     report.verdict = outcome.verdict;

@@ -1,6 +1,7 @@
 #include "publish/metrics.h"
 
 #include <cmath>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -195,8 +196,45 @@ const std::vector<MetricFamily>& metric_table() {
                  out.push_back({{{"phase", std::string(to_string(timing.phase))}},
                                 seconds(timing.ms - run.phases_from_ms)});
          }},
-        // Number formats (the report's `formats`) and the links between GPUs
-        // with their bandwidths (`links`) join here as families of their own.
+        {"provision_link_state", MetricType::gauge,
+         "Each pair of GPUs: the path between them and the judgement of its peer access, 1 for the current state "
+         "and 0 for the others.",
+         true,
+         [](const PublishedRun& run, Samples& out) {
+             for (const auto& link : run.report->pod.links)
+                 state_set(out,
+                           {{"gpu", std::to_string(link.pair.first)},
+                            {"peer_gpu", std::to_string(link.pair.second)},
+                            {"path", link.pair.path_word()}},
+                           "state", all_link_states(), link.state);
+         }},
+        {"provision_link_bandwidth_bytes_per_second", MetricType::gauge,
+         "Bytes per second a verified peer copy moved from gpu to peer_gpu.", true,
+         [](const PublishedRun& run, Samples& out) {
+             for (const auto& link : run.report->pod.links) {
+                 if (!link.check) continue;
+                 const auto& check = *link.check;
+                 for (const auto& [from, to, gb_per_s] :
+                      {std::tuple{check.first, check.second, check.gb_per_s_forward},
+                       std::tuple{check.second, check.first, check.gb_per_s_backward}})
+                     if (gb_per_s > 0)
+                         out.push_back({{{"gpu", std::to_string(from)}, {"peer_gpu", std::to_string(to)}},
+                                        gb_per_s * 1e9});
+             }
+         }},
+        {"provision_host_copy_bandwidth_bytes_per_second", MetricType::gauge,
+         "Bytes per second of pinned copies between the host and each GPU, by direction.", true,
+         [](const PublishedRun& run, Samples& out) {
+             for (const auto& copy : run.report->pod.host_copies)
+                 for (const auto& [direction, gb_per_s] : {std::pair{"host_to_device", copy.h2d_gb_per_s},
+                                                           std::pair{"device_to_host", copy.d2h_gb_per_s}})
+                     if (gb_per_s > 0) {
+                         Labels labels = gpu_labels(run.report->inventory, copy.gpu);
+                         labels.emplace_back("direction", direction);
+                         out.push_back({labels, gb_per_s * 1e9});
+                     }
+         }},
+        // Number formats (the report's `formats`) join here as families of their own.
     };
     return rows;
 }

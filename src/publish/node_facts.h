@@ -3,11 +3,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/states.h"
 #include "gpu/inventory.h"
+#include "pod/pod.h"
 #include "publish/hardware_proof.h"
 #include "publish/published_run.h"
 
@@ -35,6 +38,16 @@ std::map<std::string, ProofState> attention_proofs(const Report& report, const R
 
 // Each feature of the recipes ([features.tf32]), with the proof of its checks.
 std::map<std::string, ProofState> feature_proofs(const Report& report, const RecipeSet& recipes);
+
+// A pair's state in the words of the JSON report's links[].state: "ok",
+// "unavailable", "broken", "known-broken", "slow", "unknown".
+std::string_view to_string(LinkState state);
+const std::vector<LinkState>& all_link_states();
+
+// The node's peer access over every pair of GPUs, worst first: "broken"
+// (measured, or a known-broken GPU and driver), "unavailable", "slow",
+// "unknown", else "ok".  nullopt without a pair (fewer than two GPUs).
+std::optional<std::string> peer_access_summary(const PodReport& pod);
 
 // Why a run stopped before its report, as a word: "usage", "invalid-input".
 std::string_view stop_reason(ExitCode code);

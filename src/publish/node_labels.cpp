@@ -117,8 +117,10 @@ const std::vector<LabelRow>& label_table() {
              return boolean(feature_proofs(*run.report, *run.recipes).at(feature) == ProofState::passed);
          },
          [](const PublishedRun& run) { return keys_of(feature_proofs(*run.report, *run.recipes)); }},
-        // Number formats (bf16, fp8: the report's `formats`) and links between
-        // GPUs (p2p: the report's `links`) join here as rows of their own.
+        // Peer access between the GPUs, where there are pairs (the report's `pod.links`).
+        {"p2p", true,
+         [](const PublishedRun& run, const std::string&) -> Value { return peer_access_summary(run.report->pod); }},
+        // Number formats (bf16, fp8: the report's `formats`) join here as rows of their own.
     };
     return rows;
 }

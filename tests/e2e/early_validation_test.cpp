@@ -99,6 +99,47 @@ bool skip_without_fault_injection() {
     return true;
 }
 
+// Starts argv with env (stdout and stderr to /dev/null); returns its PID.
+pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+    std::vector<std::string> strings;
+    for (const auto& [name, value] : env) strings.push_back(name + "=" + value);
+    std::vector<char*> envp;
+    for (auto& s : strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> copy = args;
+    std::vector<char*> argv;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    REQUIRE(rc == 0);
+    return pid;
+}
+
+// SIGTERM to `target` once a worker has called cuInit and is creating its
+// (30 s) context; waits for `pid`.  Returns its exit status and how long it took.
+std::pair<int, double> terminate_during_context(const TempDir& dir, pid_t pid, pid_t target) {
+    for (int i = 0; i < 1000 && cuinit_pids(dir).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    REQUIRE_FALSE(cuinit_pids(dir).empty());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto sent = Clock::now();
+    ::kill(target, SIGTERM);
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0 && Clock::now() - sent < std::chrono::seconds(20))
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (::waitpid(pid, &status, WNOHANG) == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+    }
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return {code, std::chrono::duration<double>(Clock::now() - sent).count()};
+}
+
 }  // namespace
 
 TEST_CASE("eight GPUs' workers create their contexts at the same time, each on its own GPU", "[early-validation]") {
@@ -197,52 +238,60 @@ TEST_CASE("no worker is started where nothing is validated", "[early-validation]
     CHECK(contexts(dir).empty());
 }
 
+
 TEST_CASE("SIGTERM while the early worker is still creating its context stops both at once", "[early-validation]") {
     if (skip_without_fault_injection()) return;
     TempDir dir;
     auto env = fake_driver(dir, machine(dir, "h100", "context_delay_ms = 30000"));
     env["PATH"] = "/usr/bin:/bin";
-    std::vector<std::string> strings;
-    for (const auto& [name, value] : env) strings.push_back(name + "=" + value);
-    std::vector<char*> envp;
-    for (auto& s : strings) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> args = {PROVISION_BINARY, "--check", "--site-packages", e2e::site_packages("all"),
-                                     "--env-file", dir.file("env")};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
-    REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()) == 0);
-    posix_spawn_file_actions_destroy(&actions);
-
-    // Wait until the worker is inside its context creation (it has called cuInit).
-    for (int i = 0; i < 1000 && cuinit_pids(dir).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const pid_t pid = start({PROVISION_BINARY, "--check", "--site-packages", e2e::site_packages("all"), "--env-file",
+                             dir.file("env")},
+                            env);
+    const auto [status, seconds] = terminate_during_context(dir, pid, pid);
+    CHECK(status == 143);
+    CHECK(seconds < 5);
     const auto pids = cuinit_pids(dir);
     REQUIRE(pids.size() == 1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const auto sent = Clock::now();
-    ::kill(pid, SIGTERM);
-    int status = 0;
-    while (::waitpid(pid, &status, WNOHANG) == 0 && Clock::now() - sent < std::chrono::seconds(20))
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (::waitpid(pid, &status, WNOHANG) == 0) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-    }
-    const double seconds = std::chrono::duration<double>(Clock::now() - sent).count();
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 143);
-    CHECK(seconds < 5);
     CHECK(gone_soon(*pids.begin()));
     CHECK_FALSE(std::filesystem::exists(dir.file("env")));
     reliability::record("signals", "SIGTERM while the early GPU worker is still creating its context (30 s)",
                         "exit 143 at once; the worker is killed with its process group; no env file",
                         "the run (by design)");
+}
+
+TEST_CASE("as PID 1, SIGTERM while the early worker is still creating its context stops provision at once",
+          "[early-validation]") {
+    if (skip_without_fault_injection()) return;
+    if (::geteuid() != 0 || e2e::run("unshare", {"--pid", "--fork", "true"}).exit_code != 0) {
+        WARN("skipped: a new PID namespace (unshare --pid --fork) needs root");
+        return;
+    }
+#if defined(__SANITIZE_ADDRESS__)
+    WARN("skipped: built with AddressSanitizer, whose leak check at exit does not finish as PID 1 of a new "
+         "PID namespace");
+    return;
+#endif
+    TempDir dir;
+    auto env = fake_driver(dir, machine(dir, "h100", "context_delay_ms = 30000"));
+    env["PATH"] = "/usr/bin:/bin";
+    const pid_t unshare_pid = start({"unshare", "--pid", "--fork", "--kill-child", PROVISION_BINARY, "--check",
+                                     "--site-packages", e2e::site_packages("all"), "--env-file", dir.file("env")},
+                                    env);
+    pid_t provision_pid = 0;
+    for (int attempt = 0; attempt < 200 && provision_pid == 0; ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        const std::string children = "/proc/" + std::to_string(unshare_pid) + "/task/" + std::to_string(unshare_pid) +
+                                     "/children";
+        if (std::filesystem::exists(children) && !e2e::read_file(children).empty())
+            provision_pid = std::stoi(e2e::read_file(children));
+    }
+    REQUIRE(provision_pid > 0);
+    const auto [status, seconds] = terminate_during_context(dir, unshare_pid, provision_pid);
+    CHECK(status == 143);
+    CHECK(seconds < 5);
+    CHECK_FALSE(std::filesystem::exists(dir.file("env")));
+    reliability::record("signals", "SIGTERM to provision as PID 1 while its early GPU worker creates its context",
+                        "exit 143 at once; the namespace and the worker with it are gone", "the run (by design)");
 }
 
 TEST_CASE("a hang in the worker's cuInit and a worker that dies creating its context end as failed checks",

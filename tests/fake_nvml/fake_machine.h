@@ -18,7 +18,8 @@
 //   failing_calls = [{ function = "nvmlDeviceGetMemoryInfo", gpu = 1, error = 999 }]
 //
 // Each GPU's optional [gpus.health] table (gpu_fixture.h) is what the fake
-// NVML's health queries answer.  The fake libcuda applies
+// NVML's health queries answer; its nvlinks and pcie and the [[links]] what
+// the topology calls answer (fake_nvml.cpp says how links are laid out).  The fake libcuda applies
 // CUDA_VISIBLE_DEVICES, as the real one does.
 #pragma once
 

@@ -1,6 +1,7 @@
 // The run's metrics in Prometheus' text format (publish/metrics.h): the
 // structure node-exporter's textfile collector needs, escaping, values.
 // (promtool's own verdict on real runs is in tests/e2e/publish_test.cpp.)
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -134,6 +135,24 @@ TEST_CASE("metrics of an H100 whose every check passed") {
     }
 }
 
+TEST_CASE("links: each pair's state, the measured peer and host bandwidths in bytes per second") {
+    const Report report = two_h100_report();
+    const auto families = parse(render_metrics(finished(report)));
+    const auto& states = families.at("provision_link_state").samples;
+    CHECK(states.size() == 6);
+    CHECK(std::count(states.begin(), states.end(),
+                     "provision_link_state{gpu=\"0\",peer_gpu=\"1\",path=\"NV18\",state=\"ok\"} 1") == 1);
+    CHECK(families.at("provision_link_bandwidth_bytes_per_second").samples ==
+          std::vector<std::string>{
+              "provision_link_bandwidth_bytes_per_second{gpu=\"0\",peer_gpu=\"1\"} 371200000000",
+              "provision_link_bandwidth_bytes_per_second{gpu=\"1\",peer_gpu=\"0\"} 370800000000"});
+    // A direction not measured (0) is left out.
+    const auto& host = families.at("provision_host_copy_bandwidth_bytes_per_second").samples;
+    CHECK(host.size() == 3);
+    CHECK(host.at(0) == "provision_host_copy_bandwidth_bytes_per_second{gpu=\"0\",UUID=\"GPU-8932f937-d72c-4106-"
+                        "c12f-20bd9faed9f0\",direction=\"host_to_device\"} 52100000000");
+}
+
 TEST_CASE("a --repeat round's phases count from the round's start") {
     const Report report = h100_report();
     PublishedRun run = finished(report);
@@ -163,7 +182,7 @@ TEST_CASE("a hostile GPU name stays inside its label value") {
 }
 
 TEST_CASE("docs/DESIGN.md lists every metric family provision writes, and no other") {
-    Report report = h100_report();
+    Report report = two_h100_report();
     report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
     std::set<std::string> written;
     for (const auto& [name, family] : parse(render_metrics(finished(report)))) written.insert(name);

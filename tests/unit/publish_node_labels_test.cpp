@@ -157,6 +157,25 @@ TEST_CASE("labels follow what failed: a check, the health, a GPU outside a path'
     }
 }
 
+TEST_CASE("p2p: peer access over every pair, worst first; no label without a pair") {
+    CHECK(labels_of(finished(h100_report())).count("provision/p2p") == 0);
+    Report report = two_h100_report();
+    CHECK(labels_of(finished(report)).at("provision/p2p") == "ok");
+    struct Row {
+        std::vector<LinkState> states;
+        std::string expected;
+    };
+    for (const auto& row : std::vector<Row>{{{LinkState::ok, LinkState::slow}, "slow"},
+                                            {{LinkState::unknown, LinkState::unavailable}, "unavailable"},
+                                            {{LinkState::unavailable, LinkState::known_broken}, "broken"},
+                                            {{LinkState::broken, LinkState::ok}, "broken"},
+                                            {{LinkState::ok, LinkState::unknown}, "unknown"}}) {
+        report.pod.links.resize(row.states.size(), report.pod.links.front());
+        for (std::size_t i = 0; i < row.states.size(); ++i) report.pod.links[i].state = row.states[i];
+        CHECK(labels_of(finished(report)).at("provision/p2p") == row.expected);
+    }
+}
+
 TEST_CASE("a run that stopped before its report says it failed, and nothing it does not know") {
     for (const auto& [code, reason] :
          std::vector<std::pair<ExitCode, std::string>>{{ExitCode::usage, "usage"},
@@ -251,7 +270,8 @@ TEST_CASE("docs/DESIGN.md's label table names every label provision writes") {
             documented.insert((*it)[1]);
     }
     REQUIRE(documented.count("attention.MECHANISM") == 1);
-    std::vector<NodeLabel> labels = node_labels(finished(h100_report()), "provision").labels;
+    const Report two = two_h100_report();
+    std::vector<NodeLabel> labels = node_labels(finished(two), "provision").labels;
     for (const auto& label : node_labels(stopped(ExitCode::usage), "provision").labels) labels.push_back(label);
     for (const auto& label : labels) {
         const std::string name = label.key.substr(std::string("provision/").size());

@@ -66,6 +66,20 @@ inline provision::Report h100_report() {
     return report;
 }
 
+// Two H100s joined by 18 NVLinks whose peer copy passed, with host copies.
+inline provision::Report two_h100_report() {
+    provision::Report report = h100_report();
+    report.inventory.gpus.push_back(h100(1));
+    pass_every_check(report);
+    provision::LinkReport link;
+    link.pair = {0, 1, provision::LinkPath::nvlink, 18, provision::PeerAccess::ok};
+    link.state = provision::LinkState::ok;
+    link.check = provision::PeerCopyResult{0, 1, provision::PeerCopyStatus::passed, 371.2, 370.8, "", true};
+    report.pod.links = {link};
+    report.pod.host_copies = {{0, 52.1, 51.8, std::nullopt}, {1, 52.0, 0, std::nullopt}};
+    return report;
+}
+
 // 2026-11-24T12:00:00Z
 inline const std::chrono::system_clock::time_point kWhen{std::chrono::seconds(1795521600)};
 
