@@ -76,18 +76,6 @@ std::future<Inventory> start_detection(const Options& options) {
     return future;
 }
 
-// What the copy check between GPUs measured.  The validation worker does
-// not copy between GPUs yet: a simulated machine reports every pair skipped,
-// any other machine says why no copy ran.
-CopyChecks copy_checks_of(const Inventory& inventory, const ValidationSummary& validation) {
-    CopyChecks checks;
-    checks.run = inventory.simulated() ? CopyCheckRun::simulated : CopyCheckRun::not_run;
-    checks.reason = validation.status == ValidationStatus::skipped && !validation.reason.empty()
-                        ? validation.reason
-                        : "the validation worker does not copy between GPUs";
-    return checks;
-}
-
 std::string env_file_header(const Report& report) {
     const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     char stamp[32];
@@ -278,12 +266,11 @@ Plan plan_run(const Options& options) {
 
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
     clock.mark(Phase::selection);
-    validation.run(report.inventory, recipes, first, report.validation, clock);
+    const CopyChecks copies = validation.run(report.inventory, recipes, first, report.validation, clock);
     const CheckVerdicts verdicts = verdicts_of(report.validation);
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
     const auto features = feature_states(report.inventory, recipes, verdicts);
-    report.pod = assess_pod(report.inventory, recipes, workload, copy_checks_of(report.inventory, report.validation),
-                            options.environment);
+    report.pod = assess_pod(report.inventory, recipes, workload, copies, options.environment);
     report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
 
     const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, features, report));

@@ -111,20 +111,36 @@ void ValidationStep::follow(const Inventory& inventory) {
     workers_.keep(targets);
 }
 
-void ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
-                         ValidationSummary& summary, PhaseClock& clock) {
+CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
+                               ValidationSummary& summary, PhaseClock& clock) {
+    CopyChecks copies;
     if (const auto reason = skip_reason(inventory)) {
         summary.reason = *reason;
         workers_.stop_all();
-        return;
+        copies.run = inventory.simulated() ? CopyCheckRun::simulated : CopyCheckRun::not_run;
+        copies.reason = *reason;
+        return copies;
     }
     const auto work = plan_checks(inventory, recipes, first, every_mechanism_, summary);
+    LinkWork links;
+    links.host_links = true;
+    for (const GpuPair& pair : inventory.pairs)
+        if (pair.p2p == PeerAccess::ok) links.peer_pairs.push_back({pair.first, pair.second});
     const auto start = std::chrono::steady_clock::now();
-    for (const auto& outcome : workers_.run(work)) summary.checks.push_back(outcome);
+    ValidationRun run = workers_.run(work, links);
     const auto end = std::chrono::steady_clock::now();
+    summary.checks.insert(summary.checks.end(), run.checks.begin(), run.checks.end());
     summary.wall_ms = std::chrono::duration<double, std::milli>(end - start).count();
     if (const auto ready = workers_.ready_at()) clock.mark_at(Phase::worker_ready, *ready);
     if (!work.empty()) clock.mark_at(Phase::checks, end);
+    if (work.empty()) {
+        copies.run = CopyCheckRun::not_run;
+        copies.reason = "no GPU runs checks, so no copy was made";
+    } else {
+        copies.run = CopyCheckRun::ran;
+        copies.pairs = std::move(run.peer_copies);
+        copies.hosts = std::move(run.host_copies);
+    }
 
     bool any_run = false, any_failed = false;
     for (const auto& check : summary.checks) {
@@ -137,6 +153,7 @@ void ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, c
                                   : ValidationStatus::passed;
     if (!any_run) summary.reason = "no check applies to these GPUs";
     if (any_failed) summary.reason = "a check failed; mechanisms that need it were rejected";
+    return copies;
 }
 
 CheckVerdicts verdicts_of(const ValidationSummary& summary) {
