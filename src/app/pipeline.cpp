@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "app/compiled_code.h"
+#include "app/publishing.h"
 #include "app/validation_step.h"
 #include "app/run_outcome.h"
 #include "core/suggest.h"
@@ -243,7 +244,8 @@ Plan plan_run(const Options& options) {
     std::future<Inventory> detection = start_detection(options);
     Plan plan;
     Report& report = plan.report;
-    const RecipeSet recipes = load_recipes(options, report.notes);
+    plan.recipes = load_recipes(options, report.notes);
+    const RecipeSet& recipes = plan.recipes;
     const WorkloadSpec& workload = find_workload(recipes, options.workload);
     report.workload = workload.name;
     clock.mark(Phase::recipes);
@@ -285,10 +287,12 @@ Plan plan_run(const Options& options) {
 }
 
 int carry_out(Plan plan, const Options& options) {
+    check_publish_settings(plan, options);
     Report& report = plan.report;
     PhaseClock& clock = report.timings;
+    // --check and --repeat write the env file only where asked to.
     const bool write_env = !report.decision.mechanism.empty() && report.verdict != HealthLevel::failed &&
-                           (!options.check || options.env_file_given);
+                           ((!options.check && !options.repeat_interval) || options.env_file_given);
     if (write_env && options.env_file == kDiscardedEnvFile) {
         report.notes.push_back(fmt::format("env file {}: the settings are discarded", kDiscardedEnvFile));
     } else if (write_env) {
@@ -310,6 +314,7 @@ int carry_out(Plan plan, const Options& options) {
         }
     }
     clock.mark(Phase::total);
+    publish_finished_run(plan, options);
     std::fputs(render_summary(report, options.explain).c_str(), stderr);
     const std::string json = render_json(report);
     if (options.json) std::fputs(json.c_str(), stdout);

@@ -44,16 +44,20 @@ std::optional<std::string> first_visible(const std::optional<std::string>& visib
 }
 
 // Checks worth running: those of every mechanism that could serve before
-// validation (so a fallback needs no second round) and of the features that
-// are settings (TF32).  The number formats' checks join them on a GPU that
-// runs checks anyway: no GPU is opened for its formats alone (they are
-// "skipped" there), so a start that needs no check stays as cheap as it was.
+// validation (so a fallback needs no second round), with `every_mechanism`
+// those of every mechanism of the recipes, and of the features that are
+// settings (TF32).  The number formats' checks join them on a GPU that runs
+// checks anyway: no GPU is opened for its formats alone (they are "skipped"
+// there), so a start that needs no check stays as cheap as it was.
 std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& recipes, const Decision& decision,
-                                   ValidationSummary& summary) {
+                                   bool every_mechanism, ValidationSummary& summary) {
     std::set<std::string> wanted, formats;
     for (const auto& candidate : decision.candidates)
         if (candidate.accepted)
             for (const auto& check : recipes.mechanisms.at(candidate.mechanism).checks) wanted.insert(check);
+    if (every_mechanism)
+        for (const auto& [name, mechanism] : recipes.mechanisms)
+            wanted.insert(mechanism.checks.begin(), mechanism.checks.end());
     for (const auto& [name, feature] : recipes.features)
         for (const auto& check : feature.checks) (feature.number_format ? formats : wanted).insert(check);
 
@@ -85,6 +89,7 @@ ValidationStep::ValidationStep(const Options& options)
     : validation_(validation_options(options)), workers_(validation_) {
     can_validate_ = options.validate != ValidateMode::off && options.gpu_fixture.empty() &&
                     (kernels::kernels_available() || validation_.simulate);
+    every_mechanism_ = options.publish.any();
     if (const auto it = options.environment.find("CUDA_VISIBLE_DEVICES"); it != options.environment.end())
         environment_visible_ = it->second;
     if (!can_validate_ || !(exists("/dev/nvidiactl") || validation_.simulate)) return;
@@ -124,7 +129,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
         copies.reason = *reason;
         return copies;
     }
-    const auto work = plan_checks(inventory, recipes, first, summary);
+    const auto work = plan_checks(inventory, recipes, first, every_mechanism_, summary);
     LinkWork links;
     links.host_links = true;
     for (const GpuPair& pair : inventory.pairs)

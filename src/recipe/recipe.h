@@ -149,6 +149,14 @@ struct TorchBuildSpec {
     std::vector<ComputeCapability> sass;
 };
 
+// [node_labels]: how the labels for Kubernetes nodes are named
+// (--node-labels; src/publish checks the prefix against Kubernetes' rules
+// where it is used, pointing at `source`).
+struct NodeLabelSettings {
+    std::string prefix;  // "" when no recipe sets it: src/publish's default
+    SourceRef source;    // where the prefix was set
+};
+
 struct RecipeSet {
     std::vector<ArchitectureSpec> architectures;  // in file order
     std::map<std::string, MechanismSpec> mechanisms;
@@ -163,6 +171,7 @@ struct RecipeSet {
     // [dtypes] preference: PROVISION_DTYPE is the first of these that every
     // visible GPU runs ("float32" needs no format)
     std::vector<std::string> dtype_preference;
+    NodeLabelSettings node_labels;
     std::vector<std::string> files;              // every file loaded, in order
 
     const ArchitectureSpec* architecture(const std::string& name) const;
