@@ -36,7 +36,8 @@ const Gpu* least_capable_gpu(const Inventory& inventory);
 // its proof across the visible GPUs.
 std::map<std::string, ProofState> attention_proofs(const Report& report, const RecipeSet& recipes);
 
-// Each feature of the recipes ([features.tf32]), with the proof of its checks.
+// Each feature of the recipes that is a setting ([features.tf32]), with the
+// proof of its checks; the number formats are the report's `formats`.
 std::map<std::string, ProofState> feature_proofs(const Report& report, const RecipeSet& recipes);
 
 // A pair's state in the words of the JSON report's links[].state: "ok",
