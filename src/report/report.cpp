@@ -324,10 +324,12 @@ std::string render_summary(const Report& report, bool explain) {
     if (explain) {
         out += "  Python folders read:\n";
         if (report.python.site_packages.empty()) out += "    (none)\n";
-        for (const auto& folder : report.python.site_packages) out += fmt::format("    {}\n", folder);
+        for (const auto& folder : report.python.site_packages)
+            out += fmt::format("    {}\n", printable(folder, kLongest));
         for (const auto& package : report.native) {
-            out += fmt::format("  Compiled code of {} {}:\n", package.package, package.version);
-            for (const auto& detail : package.details) out += fmt::format("    {}\n", detail);
+            out += fmt::format("  Compiled code of {}:\n",
+                               printable(fmt::format("{} {}", package.package, package.version), kLongest));
+            for (const auto& detail : package.details) out += fmt::format("    {}\n", printable(detail, kLongest));
         }
         out += "  Env settings:\n";
         for (const auto& [name, value] : report.env.entries())

@@ -3,9 +3,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,8 +21,22 @@
 
 namespace e2e {
 
+namespace {
+
+// rchar of a process that has exited but is not reaped yet.
+std::uint64_t bytes_read_by(pid_t pid) {
+    std::ifstream io("/proc/" + std::to_string(pid) + "/io");
+    std::string key;
+    std::uint64_t value = 0;
+    while (io >> key >> value)
+        if (key == "rchar:") return value;
+    return 0;
+}
+
+}  // namespace
+
 Result run(const std::string& program, const std::vector<std::string>& args,
-           const std::map<std::string, std::string>& env, const std::string& cwd) {
+           const std::map<std::string, std::string>& env, const std::string& cwd, double kill_after_s) {
     int out_pipe[2], err_pipe[2];
     if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
 
@@ -67,8 +86,21 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
     int open_fds = 2;
     char buffer[65536];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kill_after_s);
     while (open_fds > 0) {
-        if (poll(fds, 2, -1) < 0) continue;
+        int wait_ms = -1;
+        if (kill_after_s > 0 && !result.killed_by_guard) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                // Its descendants may hold the pipes: the pipes close when they end.
+                ::kill(pid, SIGKILL);
+                result.killed_by_guard = true;
+            } else {
+                wait_ms = static_cast<int>(std::min<long long>(left.count(), 1000));
+            }
+        }
+        if (poll(fds, 2, wait_ms) <= 0) continue;
         for (int i = 0; i < 2; ++i) {
             if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             const ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
@@ -81,8 +113,16 @@ Result run(const std::string& program, const std::vector<std::string>& args,
             }
         }
     }
+    // Counted before the process is reaped, while /proc still has it.
+    siginfo_t exited{};
+    while (waitid(P_PID, static_cast<id_t>(pid), &exited, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+    }
+    result.bytes_read = bytes_read_by(pid);
     int status = 0;
-    waitpid(pid, &status, 0);
+    rusage usage{};
+    while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+    }
+    result.peak_rss_kib = usage.ru_maxrss;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return result;
 }

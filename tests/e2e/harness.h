@@ -2,6 +2,7 @@
 // captures what it prints.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,14 +17,23 @@ struct Result {
     int pid = 0;              // the process's PID
     std::string out;          // stdout
     std::string err;          // stderr
+    // Work the process did, counted by the kernel: bytes it read with read()
+    // and pread() (/proc/PID/io rchar, its waited-for children included),
+    // and its peak resident memory (wait4's ru_maxrss).
+    std::uint64_t bytes_read = 0;
+    long peak_rss_kib = 0;
+    bool killed_by_guard = false;  // still running after `kill_after_s`, so killed
 };
 
 // Runs `program args...` with exactly `env` as its environment (plus PATH
 // and HOME when not given; without PATH, VIRTUAL_ENV names an empty venv
 // too, so provision reads none of this machine's Python packages), from
-// `cwd` if not empty.
+// `cwd` if not empty.  With `kill_after_s` > 0, a run still going after
+// that many seconds is killed (SIGKILL): a hang guard, so that a defect that
+// makes a run take minutes fails its test instead of stalling the suite.
 Result run(const std::string& program, const std::vector<std::string>& args,
-           const std::map<std::string, std::string>& env = {}, const std::string& cwd = "");
+           const std::map<std::string, std::string>& env = {}, const std::string& cwd = "",
+           double kill_after_s = 0);
 
 // The built provision binary.
 Result provision(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
