@@ -39,6 +39,8 @@ constexpr bool kSanitized = false;
 constexpr long kPeakRssBoundKib = 256 * 1024;
 // A run that has not ended after this long is killed: a hang guard only.
 constexpr double kGuardSeconds = 60;
+// A FIFO blocks forever: a shorter guard tells it sooner.
+constexpr double kFifoGuardSeconds = 20;
 
 std::string test_data(const std::string& file) { return std::string(PROVISION_NATIVE_TEST_DATA) + "/" + file; }
 
@@ -97,7 +99,11 @@ e2e::Result run_guarded(const e2e::TempDir& dir, std::vector<std::string> args, 
     all.insert(all.end(), args.begin(), args.end());
     if (!env.count("PATH")) env["PATH"] = dir.file("no-bin");
     if (!env.count("HOME")) env["HOME"] = dir.file("no-home");
-    const e2e::Result result = e2e::run("prlimit", all, env, cwd, guard_s);
+    e2e::RunOptions options;
+    options.cwd = cwd;
+    options.kill_after_s = guard_s;
+    options.measure = true;
+    const e2e::Result result = e2e::run("prlimit", all, env, options);
     INFO("stderr: " << result.err.substr(0, 4000));
     CHECK_FALSE(result.killed_by_guard);
     return result;
@@ -152,7 +158,7 @@ TEST_CASE("readers: a FIFO where a file is read never blocks: COMMAND, pyvenv.cf
     e2e::TempDir dir;
     SECTION("the COMMAND itself") {
         const std::string command = fifo(dir.file("app"));
-        const auto result = run_guarded(dir, {"--", command});
+        const auto result = run_guarded(dir, {"--", command}, {}, "", "h100", kFifoGuardSeconds);
         CHECK(result.exit_code == 126);
         CHECK_THAT(result.err, Catch::Contains("cannot execute"));
         reliability::record("readers", "a FIFO as the COMMAND (provision -- T/fifo)",
@@ -162,7 +168,7 @@ TEST_CASE("readers: a FIFO where a file is read never blocks: COMMAND, pyvenv.cf
         const std::string python = venv(dir.file("venv"), {"torch==2.11.0"});
         fs::remove(dir.file("venv/pyvenv.cfg"));
         fifo(dir.file("venv/pyvenv.cfg"));
-        const auto result = run_guarded(dir, {"--python", python});
+        const auto result = run_guarded(dir, {"--python", python}, {}, "", "h100", kFifoGuardSeconds);
         CHECK(result.exit_code == 0);
         // site.py takes only a regular file for pyvenv.cfg: no venv, as CPython decides.
         CHECK(json_of(result)["python"]["environment"] != "venv");
@@ -174,13 +180,13 @@ TEST_CASE("readers: a FIFO where a file is read never blocks: COMMAND, pyvenv.cf
         const std::string info = site_of(dir.file("venv")) + "/flash_attn-2.8.3.dist-info";
         fifo(info + "/WHEEL");
         write(info + "/RECORD", "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so,,\n");
-        const auto with_wheel = run_guarded(dir, {"--python", python});
+        const auto with_wheel = run_guarded(dir, {"--python", python}, {}, "", "h100", kFifoGuardSeconds);
         CHECK(with_wheel.exit_code == 0);
         CHECK(json_of(with_wheel)["selected"]["mechanism"] == "flash2");
         fs::remove(info + "/WHEEL");
         fs::remove(info + "/RECORD");
         fifo(info + "/RECORD");
-        const auto with_record = run_guarded(dir, {"--python", python, "--explain"});
+        const auto with_record = run_guarded(dir, {"--python", python, "--explain"}, {}, "", "h100", kFifoGuardSeconds);
         CHECK(with_record.exit_code == 0);
         const auto report = json_of(with_record);
         CHECK(report["selected"]["mechanism"] == "flash2");  // missing evidence is not a mismatch
@@ -194,13 +200,15 @@ TEST_CASE("readers: a FIFO where a file is read never blocks: COMMAND, pyvenv.cf
         venv(root + "/versions/3.12.3", {"torch==2.11.0"});
         write(root + "/version", "3.12.3\n");
         fifo(dir.file("app/.python-version"));
-        const auto local = run_guarded(dir, {}, {{"PATH", root + "/shims"}}, dir.file("app"));
+        const auto local = run_guarded(dir, {}, {{"PATH", root + "/shims"}}, dir.file("app"), "h100", kFifoGuardSeconds);
         CHECK(local.exit_code == 0);
         // Not a regular file: pyenv's [ -f ] skips it and PYENV_ROOT/version decides.
         CHECK(json_of(local)["python"]["executable"] == root + "/versions/3.12.3/bin/python3");
         fs::remove(root + "/version");
         fifo(root + "/version");
-        const auto global = run_guarded(dir, {}, {{"PATH", root + "/shims"}}, dir.file("elsewhere"));
+        fs::create_directories(dir.file("elsewhere"));
+        const auto global =
+            run_guarded(dir, {}, {{"PATH", root + "/shims"}}, dir.file("elsewhere"), "h100", kFifoGuardSeconds);
         CHECK(global.exit_code == 0);
         CHECK(json_of(global)["python"]["executable"] == root + "/shims/python3");
         reliability::record("readers", "a FIFO named .python-version, or PYENV_ROOT/version, behind a pyenv shim",
@@ -280,8 +288,8 @@ TEST_CASE("readers: a fatbinary of 16-byte empty containers is read once, not 64
                         fmt::format("{} MiB read in all (was 64 KiB per container: 32 GiB)", result.bytes_read >> 20));
 }
 
-TEST_CASE("readers: a RECORD naming one module 600,000 times reads it once; a million missing modules "
-          "are not listed",
+TEST_CASE("readers: a RECORD naming one module 262,144 times reads it once; 350,000 missing modules are not "
+          "listed",
           "[readers]") {
     e2e::TempDir dir;
     const std::string python = torch_venv(dir.file("venv"));
@@ -303,7 +311,7 @@ TEST_CASE("readers: a RECORD naming one module 600,000 times reads it once; a mi
     CHECK(missing.exit_code == 0);
     CHECK(missing.err.size() < 64 * 1024);
     CHECK_THAT(missing.err, Catch::Contains("lists more than 4096 files ending in .so"));
-    reliability::record("readers", "a 4 MiB RECORD naming a.so 270,000 times; one naming 400,000 missing .so files "
+    reliability::record("readers", "a 4 MiB RECORD naming a.so 262,144 times; one naming 350,000 missing .so files "
                         "with --explain",
                         fmt::format("a.so read once ({} MiB read in all, was 60 s and 897 MB); the missing ones: "
                                     "unverified, {} bytes of output (was 141 MB)",

@@ -37,14 +37,17 @@ nlohmann::json sys_path(const std::string& python, const std::vector<std::string
 
 // The entries of sys.path provision models: existing folders that are
 // neither the standard library (what `python -I -S` has) nor the script's
-// folder ("" for -c).
-std::vector<std::string> site_folders(const nlohmann::json& path, const nlohmann::json& standard_library) {
+// folder ("" for -c).  A relative entry (under -S site.py does not make
+// PYTHONPATH's absolute) is the folder it names from `cwd`.
+std::vector<std::string> site_folders(const nlohmann::json& path, const nlohmann::json& standard_library,
+                                      const std::string& cwd) {
     std::vector<std::string> folders;
     for (const auto& entry : path) {
-        const std::string folder = entry.get<std::string>();
-        if (folder.empty() || !fs::is_directory(folder)) continue;
+        std::string folder = entry.get<std::string>();
+        if (folder.empty()) continue;
         if (std::find(standard_library.begin(), standard_library.end(), entry) != standard_library.end()) continue;
-        folders.push_back(folder);
+        if (folder.front() != '/') folder = (fs::path(cwd) / folder).lexically_normal().string();
+        if (fs::is_directory(folder)) folders.push_back(folder);
     }
     return folders;
 }
@@ -107,7 +110,8 @@ TEST_CASE("the folders read for the workload's Python are sys.path's, checked ag
             for (const auto& extra : environments) {
                 auto env = base_env;
                 env.insert(extra.begin(), extra.end());
-                const auto expected = site_folders(sys_path(python, flags, env, dir.path()), standard_library);
+                const auto expected =
+                    site_folders(sys_path(python, flags, env, dir.path()), standard_library, dir.path());
                 std::vector<std::string> args{"--json", "--gpu-fixture", e2e::gpu_fixture("cpu-only"),
                                               "--no-validate", "--env-file", "/dev/null", "--", python};
                 args.insert(args.end(), flags.begin(), flags.end());

@@ -72,8 +72,9 @@ TEST_CASE("ELF section names: 65,535 sections naming one 16 MiB string without a
     CHECK(file->sections()[2].name_cut);
     CHECK(file->section(std::string(ElfFile::kMaxSectionNameBytes, 'n')) == nullptr);
     CHECK(name_bytes <= 65535 * ElfFile::kMaxSectionNameBytes);
-    // The header, the section headers and the name table, each read once.
-    CHECK(source->bytes <= bytes.size());
+    // The header, the section headers and the name table, each read once
+    // (the identification bytes and section 0 are looked at first, alone).
+    CHECK(source->bytes <= bytes.size() + 1024);
     CHECK(source->reads <= 8);
 }
 
