@@ -116,9 +116,12 @@ public:
         if (unknown) {
             // Some library could not answer: what it would have said is
             // unknown, so nothing is called missing.
-            judgement_.package.details.push_back(fmt::format(
-                "torch symbols not checked: {} could not be read in full ({} of its libraries cannot answer)",
-                exports.folder(), exports.notes().size()));
+            if (exports.notes().empty())
+                judgement_.package.details.push_back(
+                    fmt::format("torch symbols not checked: no library in {} can answer", exports.folder()));
+            else
+                judgement_.package.details.push_back(
+                    fmt::format("torch symbols not checked: {} cannot answer for every library:", exports.folder()));
             add_limited(judgement_.package.details, exports.notes());
             return;
         }

@@ -253,6 +253,8 @@ TEST_CASE("readers: a GNU hash chain without an end is walked once, not once per
     const std::string python = torch_venv(dir.file("venv"));
     const std::string library = synthetic_elf::shared_library({{"_ZN3c105otherEv"}}, 1u << 20, true);
     write(site_of(dir.file("venv")) + "/torch/lib/libc10.so", library);
+    // A library after it that answers: each symbol is asked of both.
+    fs::copy_file(test_data("torch/lib/libc10.so"), site_of(dir.file("venv")) + "/torch/lib/libc10_cuda.so");
     std::vector<std::string> needed;
     for (int i = 0; i < 200; ++i) needed.push_back(fmt::format("_ZN3c104f{:03}Ev", i));
     install_flash_attn(dir.file("venv"), "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so",
@@ -266,8 +268,8 @@ TEST_CASE("readers: a GNU hash chain without an end is walked once, not once per
     CHECK_THAT(result.err, Catch::Contains("torch symbols not checked") && Catch::Contains("hash chains longer than"));
     // The chain (4 MiB) is read about once, not 200 times.
     CHECK(result.bytes_read < 32u << 20);
-    reliability::record("readers", "torch/lib/libc10.so with one GNU hash chain of 2^20 entries and no end bit; "
-                        "an extension needing 200 c10:: symbols",
+    reliability::record("readers", "torch/lib/libc10.so with one GNU hash chain of 2^20 entries and no end bit, "
+                        "a well-formed library beside it; an extension needing 200 c10:: symbols",
                         fmt::format("{} MiB read in all (was 65.7 s); the symbols are unknown, not missing, and "
                                     "--explain names the library",
                                     result.bytes_read >> 20));
@@ -311,11 +313,21 @@ TEST_CASE("readers: a RECORD naming one module 262,144 times reads it once; 350,
     CHECK(missing.exit_code == 0);
     CHECK(missing.err.size() < 64 * 1024);
     CHECK_THAT(missing.err, Catch::Contains("lists more than 4096 files ending in .so"));
+    // 16 MiB of one-character rows: no row is kept, so the memory stays bounded.
+    std::string rows;
+    while (rows.size() < (16u << 20) - 2) rows += "a\n";
+    write(info + "/RECORD", rows);
+    const auto one_character = run_guarded(dir, {"--python", python}, {}, "", "a100");
+    CHECK(one_character.exit_code == 0);
+    check_memory_bound(one_character);
+
     reliability::record("readers", "a 4 MiB RECORD naming a.so 262,144 times; one naming 350,000 missing .so files "
                         "with --explain",
                         fmt::format("a.so read once ({} MiB read in all, was 60 s and 897 MB); the missing ones: "
                                     "unverified, {} bytes of output (was 141 MB)",
                                     repeated.bytes_read >> 20, missing.err.size()));
+    reliability::record("readers", "a 16 MiB RECORD of one-character rows",
+                        fmt::format("peak RSS {} MiB: no row kept (was 284 MB)", one_character.peak_rss_kib / 1024));
 }
 
 TEST_CASE("readers: a compat folder named 10,000 times in LD_LIBRARY_PATH is listed once", "[readers]") {
@@ -521,4 +533,27 @@ TEST_CASE("readers: an allocation that fails still gives the JSON error document
     CHECK_THAT(report["error"]["message"].get<std::string>(), Catch::Contains("internal error"));
     reliability::record("readers", "an allocation fails (RLIMIT_DATA 12 MiB, a 16 MiB RECORD to read) with --json",
                         "exit 1 'internal error', the JSON error document on stdout");
+}
+
+TEST_CASE("readers: an ld.so.conf.d file over the limit is named in a note, not skipped in silence", "[readers]") {
+    if (::geteuid() != 0) {
+        WARN("skipped: mounting a folder over /etc/ld.so.conf.d in a private mount namespace needs root");
+        return;
+    }
+    e2e::TempDir dir;
+    const std::string conf = dir.file("ld.so.conf.d");
+    write(conf + "/cuda-compat.conf", "# " + std::string(1024 * 1024, 'x') + "\n/usr/local/cuda-12.8/compat\n");
+    // The real /etc/ld.so.conf.d is never touched: a private mount namespace
+    // puts the test's folder there for this one run.
+    const auto result = e2e::run(
+        "unshare", {"--mount", "--propagation", "private", "sh", "-c",
+                    "mount --bind \"$0\" /etc/ld.so.conf.d && exec \"$@\"", conf, PROVISION_BINARY, "--json",
+                    "--gpu-fixture", e2e::gpu_fixture("h100"), "--no-validate", "--env-file", dir.file("env"),
+                    "--site-packages", dir.file("none")});
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    CHECK_THAT(result.err, Catch::Contains("/etc/ld.so.conf.d/cuda-compat.conf is not read for CUDA compat folders: "
+                                           "larger than the limit of 1048576 bytes"));
+    reliability::record("readers", "an /etc/ld.so.conf.d/*.conf over 1 MiB (private mount namespace)",
+                        "a note names it and the limit (was skipped without a note over 64 KiB)");
 }
