@@ -7,6 +7,7 @@
 
 #include "checks.h"
 #include "cuda_support.h"
+#include "host_inputs.h"
 #include "reference_cpu.h"
 #include "tolerance.h"
 
@@ -35,7 +36,9 @@ AttentionProblem make_problem(int batch, int heads, int seq_len, int head_dim, b
     return {batch, heads, seq_len, head_dim, causal, 1.f / std::sqrt(static_cast<float>(head_dim))};
 }
 
-// Both kernels take any length; the odd ones catch tile-edge mistakes.
+// Both kernels take any length; the odd ones catch tile-edge mistakes.  The
+// larger two are judged against the GPU's fp32 reference alone, which the
+// smaller ones prove against the fp64 one.
 std::vector<Shape> quick_shapes() {
     return {{make_problem(1, 2, 128, 64, false), true},
             {make_problem(1, 2, 128, 128, true), true},
@@ -123,6 +126,7 @@ Verdict judge(const AttentionProblem& problem, ElementType type, const std::vect
     return verdict;
 }
 
+// The benchmark's large inputs are drawn on the GPU (seconds on the host).
 void fill_inputs(const Buffers& b, const AttentionProblem& problem, std::uint64_t seed, int shape, cudaStream_t stream) {
     const std::size_t n = elements_of(problem);
     check_cuda(launch_fill_normal(b.type, b.q.get(), n, seed_for(seed, shape, 0), stream), "fill q");
@@ -139,12 +143,14 @@ void run_references(const Buffers& b, const AttentionProblem& problem, int pairs
                "attention reference (input precision)");
 }
 
-Verdict run_shape(const CheckContext& context, ElementType type, AttentionKernel kernel, const Shape& shape,
-                  int index, const Stream& stream, double& kernel_ms) {
+Verdict run_shape(const CheckContext& context, ElementType type, AttentionKernel kernel,
+                  const AttentionShapeInputs& shape, const Stream& stream, double& kernel_ms) {
     const AttentionProblem& problem = shape.problem;
     const int pairs = problem.batch * problem.heads;
     Buffers b(type, problem, pairs);
-    fill_inputs(b, problem, context.seed, index, stream.get());
+    b.q.upload(shape.q, stream.get());
+    b.k.upload(shape.k, stream.get());
+    b.v.upload(shape.v, stream.get());
     b.o.poison(stream.get());
     run_references(b, problem, pairs, stream.get());
     EventTimer timer;
@@ -153,14 +159,8 @@ Verdict run_shape(const CheckContext& context, ElementType type, AttentionKernel
     timer.stop(stream.get());
     stream.synchronize("attention kernel");
     kernel_ms += timer.elapsed_ms();
-
-    std::vector<double> reference64;
-    if (shape.cpu_reference) {
-        auto to_host = [&](const DeviceBuffer& buffer) { return decode(type, buffer.download<std::uint16_t>(stream.get())); };
-        reference64 = attention_reference(to_host(b.q), to_host(b.k), to_host(b.v), problem);
-    }
     return judge(problem, type, b.o.download<std::uint16_t>(stream.get()), b.reference.download<float>(stream.get()),
-                 b.reference_low.download<float>(stream.get()), reference64);
+                 b.reference_low.download<float>(stream.get()), shape.reference64);
 }
 
 double median(std::vector<double> values) {
@@ -205,13 +205,34 @@ Throughput benchmark(const CheckContext& context, ElementType type, AttentionKer
 
 }  // namespace
 
-CheckResult run_attention_check(const CheckContext& context, ElementType type, AttentionKernel kernel) {
+AttentionInputs prepare_attention_inputs(ElementType type, std::uint64_t seed) {
+    AttentionInputs inputs;
+    inputs.type = type;
+    inputs.seed = seed;
+    const auto shapes = quick_shapes();
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        AttentionShapeInputs shape;
+        shape.problem = shapes[i].problem;
+        const std::size_t n = elements_of(shape.problem);
+        const int index = static_cast<int>(i);
+        shape.q = normal_bits(type, n, seed_for(seed, index, 0));
+        shape.k = normal_bits(type, n, seed_for(seed, index, 1));
+        shape.v = normal_bits(type, n, seed_for(seed, index, 2));
+        if (shapes[i].cpu_reference)
+            shape.reference64 = attention_reference(decode(type, shape.q), decode(type, shape.k), decode(type, shape.v),
+                                                    shape.problem);
+        inputs.shapes.push_back(std::move(shape));
+    }
+    return inputs;
+}
+
+CheckResult run_attention_check(const CheckContext& context, AttentionKernel kernel, const AttentionInputs& inputs) {
     CheckResult result;
     Stream stream;
+    const ElementType type = inputs.type;
     std::vector<Verdict> verdicts;
-    const auto shapes = quick_shapes();
-    for (std::size_t i = 0; i < shapes.size(); ++i)
-        verdicts.push_back(run_shape(context, type, kernel, shapes[i], static_cast<int>(i), stream, result.ms));
+    for (const auto& shape : inputs.shapes)
+        verdicts.push_back(run_shape(context, type, kernel, shape, stream, result.ms));
 
     std::string benchmark_note;
     if (context.full) {

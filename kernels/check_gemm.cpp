@@ -9,6 +9,7 @@
 
 #include "checks.h"
 #include "cuda_support.h"
+#include "host_inputs.h"
 #include "reference_cpu.h"
 #include "tolerance.h"
 
@@ -55,6 +56,10 @@ void finish(GemmVerdict& verdict, std::size_t unwritten, std::size_t nan, std::s
         verdict.problem = fmt::format("error {:.3e} > tolerance {:.3e}", verdict.error, verdict.tolerance);
 }
 
+std::uint64_t seed_for(std::uint64_t seed, int shape) {
+    return seed * 0x100000001B3ull + static_cast<std::uint64_t>(shape) * 16;
+}
+
 struct GemmBuffers {
     explicit GemmBuffers(const GemmShape& s)
         : a(static_cast<std::size_t>(s.m) * s.k * 4), b(static_cast<std::size_t>(s.n) * s.k * 4),
@@ -62,17 +67,20 @@ struct GemmBuffers {
     DeviceBuffer a, b, c;
 };
 
+// The benchmark's large operands are drawn on the GPU (seconds on the host).
 void prepare(const GemmBuffers& buffers, const GemmShape& s, std::uint64_t seed, int index, cudaStream_t stream) {
-    const std::uint64_t base = seed * 0x100000001B3ull + static_cast<std::uint64_t>(index) * 16;
+    const std::uint64_t base = seed_for(seed, index);
     check_cuda(launch_fill_normal_float(buffers.a.as<float>(), static_cast<std::size_t>(s.m) * s.k, base, stream), "fill a");
     check_cuda(launch_fill_normal_float(buffers.b.as<float>(), static_cast<std::size_t>(s.n) * s.k, base + 1, stream),
                "fill b");
     check_cuda(cudaMemsetAsync(buffers.c.get(), 0xFF, buffers.c.bytes(), stream), "cudaMemsetAsync");
 }
 
-GemmVerdict run_shape(const CheckContext& context, const GemmShape& s, int index, const Stream& stream, double& ms) {
-    GemmBuffers buffers(s);
-    prepare(buffers, s, context.seed, index, stream.get());
+GemmVerdict run_shape(const CheckContext& context, const GemmShapeInputs& s, const Stream& stream, double& ms) {
+    GemmBuffers buffers({s.m, s.n, s.k});
+    buffers.a.upload(s.a, stream.get());
+    buffers.b.upload(s.b, stream.get());
+    buffers.c.poison(stream.get());
     EventTimer timer;
     timer.start(stream.get());
     check_cuda(launch_gemm_tf32(buffers.a.as<float>(), buffers.b.as<float>(), buffers.c.as<float>(), s.m, s.n, s.k,
@@ -82,15 +90,11 @@ GemmVerdict run_shape(const CheckContext& context, const GemmShape& s, int index
     stream.synchronize("gemm kernel");
     ms += timer.elapsed_ms();
 
-    const auto a = buffers.a.download<float>(stream.get());
-    const auto b = buffers.b.download<float>(stream.get());
     const auto c = buffers.c.download<float>(stream.get());
-    const auto exact = gemm_reference(a, b, s.m, s.n, s.k);
-    const auto tf32 = gemm_reference(rounded_to_tf32(a), rounded_to_tf32(b), s.m, s.n, s.k);
     GemmVerdict verdict;
     verdict.shape = fmt::format("{}x{}x{}", s.m, s.n, s.k);
-    verdict.error = relative_error(c, exact);
-    verdict.tolerance = tolerance_from(relative_error(tf32, exact), kGemmFloor);
+    verdict.error = relative_error(c, s.exact);
+    verdict.tolerance = tolerance_from(relative_error(s.tf32, s.exact), kGemmFloor);
     finish(verdict, count_unwritten(c), count_nan(c), c.size());
     return verdict;
 }
@@ -145,13 +149,31 @@ GemmVerdict benchmark(const CheckContext& context, const Stream& stream, double&
 
 }  // namespace
 
-CheckResult run_gemm_tf32_check(const CheckContext& context) {
+GemmInputs prepare_gemm_tf32_inputs(std::uint64_t seed) {
+    GemmInputs inputs;
+    inputs.seed = seed;
+    const std::vector<GemmShape> shapes = {{256, 256, 512}, {200, 136, 260}, {129, 96, 1024}};
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        const GemmShape& s = shapes[i];
+        GemmShapeInputs shape;
+        shape.m = s.m;
+        shape.n = s.n;
+        shape.k = s.k;
+        const std::uint64_t base = seed_for(seed, static_cast<int>(i));
+        shape.a = normal_floats(static_cast<std::size_t>(s.m) * s.k, base);
+        shape.b = normal_floats(static_cast<std::size_t>(s.n) * s.k, base + 1);
+        shape.exact = gemm_reference(shape.a, shape.b, s.m, s.n, s.k);
+        shape.tf32 = gemm_reference(rounded_to_tf32(shape.a), rounded_to_tf32(shape.b), s.m, s.n, s.k);
+        inputs.shapes.push_back(std::move(shape));
+    }
+    return inputs;
+}
+
+CheckResult run_gemm_tf32_check(const CheckContext& context, const GemmInputs& inputs) {
     CheckResult result;
     Stream stream;
-    const std::vector<GemmShape> shapes = {{256, 256, 512}, {200, 136, 260}, {129, 96, 1024}};
     std::vector<GemmVerdict> verdicts;
-    for (std::size_t i = 0; i < shapes.size(); ++i)
-        verdicts.push_back(run_shape(context, shapes[i], static_cast<int>(i), stream, result.ms));
+    for (const auto& shape : inputs.shapes) verdicts.push_back(run_shape(context, shape, stream, result.ms));
     std::string benchmark_note;
     if (context.full) {
         double median_ms = 0;

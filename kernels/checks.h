@@ -1,7 +1,11 @@
-// The individual checks behind run_check.  Internal to kernels/.
+// The individual checks behind prepare_check, each in two halves: the host
+// half (inputs from the seed and the fp64 references on the CPU, no CUDA
+// call) and the device half (upload, launch, download, judge).  Internal
+// to kernels/.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kernel_launchers.h"
 #include "numeric_formats.h"
@@ -21,14 +25,45 @@ struct CheckContext {
 // Which fused attention kernel the check drives.
 enum class AttentionKernel { mma, wgmma };
 
-// Runs the attention kernel on several small shapes (head dims 64 and 128,
-// causal and not, lengths that are no multiple of a tile) against the
-// references, and with context.full times it at batch 4, 16 heads, 4096
-// tokens, head dim 128.  Throws CudaFailure for CUDA errors.
-CheckResult run_attention_check(const CheckContext& context, ElementType type, AttentionKernel kernel);
+// One shape of the attention check, as the host half made it.
+struct AttentionShapeInputs {
+    AttentionProblem problem;
+    std::vector<std::uint16_t> q, k, v;  // [batch, heads, seq_len, head_dim] in the element type
+    std::vector<double> reference64;     // the fp64 CPU reference, for the shapes small enough; else empty
+};
 
-// The TF32 GEMM against fp64 on the CPU; with context.full timed at 8192^3.
-CheckResult run_gemm_tf32_check(const CheckContext& context);
+struct AttentionInputs {
+    ElementType type = ElementType::fp16;
+    std::uint64_t seed = 1;
+    std::vector<AttentionShapeInputs> shapes;
+};
+
+// Several small shapes (head dims 64 and 128, causal and not, lengths that
+// are no multiple of a tile) with their fp64 references.
+AttentionInputs prepare_attention_inputs(ElementType type, std::uint64_t seed);
+
+// Runs the attention kernel on the prepared shapes against the references,
+// and with context.full times it at batch 4, 16 heads, 4096 tokens, head
+// dim 128.  Throws CudaFailure for CUDA errors.
+CheckResult run_attention_check(const CheckContext& context, AttentionKernel kernel, const AttentionInputs& inputs);
+
+// One shape of the TF32 GEMM check.
+struct GemmShapeInputs {
+    int m = 0, n = 0, k = 0;
+    std::vector<float> a, b;       // row-major, K contiguous
+    std::vector<double> exact;     // the fp64 product of a and b
+    std::vector<double> tf32;      // the fp64 product of a and b rounded to TF32
+};
+
+struct GemmInputs {
+    std::uint64_t seed = 1;
+    std::vector<GemmShapeInputs> shapes;
+};
+
+GemmInputs prepare_gemm_tf32_inputs(std::uint64_t seed);
+
+// The TF32 GEMM against the fp64 references; with context.full timed at 8192^3.
+CheckResult run_gemm_tf32_check(const CheckContext& context, const GemmInputs& inputs);
 
 // "b2 h3 s200 d64 causal"
 std::string describe_shape(const AttentionProblem& problem);

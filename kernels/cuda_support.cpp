@@ -84,6 +84,11 @@ DeviceBuffer::~DeviceBuffer() { cudaFree(data_); }
 
 void DeviceBuffer::poison(cudaStream_t stream) { check_cuda(cudaMemsetAsync(data_, 0xFF, bytes_, stream), "cudaMemsetAsync"); }
 
+void DeviceBuffer::copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream) {
+    if (bytes > bytes_) throw std::length_error("DeviceBuffer::copy_from_host: more bytes than the buffer holds");
+    check_cuda(cudaMemcpyAsync(data_, host, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (to the device)");
+}
+
 void DeviceBuffer::copy_to_host(void* host, std::size_t bytes, std::size_t offset, cudaStream_t stream) const {
     check_cuda(cudaMemcpyAsync(host, static_cast<const char*>(data_) + offset, bytes, cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync");

@@ -57,6 +57,13 @@ public:
     }
     void copy_to_host(void* host, std::size_t bytes, std::size_t offset, cudaStream_t stream) const;
 
+    // Copies host data into the start of the buffer (at most bytes()).
+    template <typename T>
+    void upload(const std::vector<T>& host, cudaStream_t stream) {
+        copy_from_host(host.data(), host.size() * sizeof(T), stream);
+    }
+    void copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream);
+
 private:
     void* data_ = nullptr;
     std::size_t bytes_ = 0;

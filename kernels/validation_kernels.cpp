@@ -47,64 +47,154 @@ detail::FaultKind parse_fault(const std::string& fault) {
     throw std::invalid_argument(fmt::format("unknown fault '{}' (known: wrong-result, hang)", fault));
 }
 
-// The caller has rejected unknown names (detail::reject_unknown_check).
-CheckResult dispatch(const CheckEntry& check, const CheckContext& context) {
-    const int capability = context.major * 10 + context.minor;
-    if (capability < check.min_capability || capability > check.max_capability) {
+std::string uuid_text(const cudaUUID_t& uuid) {
+    const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+    return fmt::format("GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+                       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                       b[15]);
+}
+
+// A check whose result is known before any device work: an unknown name, a
+// bad fault word.
+class FixedResult final : public PreparedCheck {
+public:
+    explicit FixedResult(CheckResult result) : result_(std::move(result)) {}
+    CheckResult run(int) override { return result_; }
+
+private:
+    CheckResult result_;
+};
+
+// The device half every check shares: the device made current, its compute
+// capability held against the check's range, CUDA failures made results.
+class DeviceCheck : public PreparedCheck {
+public:
+    DeviceCheck(const CheckEntry& entry, CheckContext context) : entry_(entry), context_(context) {}
+
+    CheckResult run(int cuda_device) override {
         CheckResult result;
-        result.status = CheckStatus::unsupported;
-        result.detail = fmt::format("needs {}; this GPU is sm_{}{}", check.hardware, context.major, context.minor);
+        try {
+            CheckContext context = context_;
+            context.device = cuda_device;
+            detail::check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
+            detail::check_cuda(cudaDeviceGetAttribute(&context.major, cudaDevAttrComputeCapabilityMajor, cuda_device),
+                               "cudaDeviceGetAttribute");
+            detail::check_cuda(cudaDeviceGetAttribute(&context.minor, cudaDevAttrComputeCapabilityMinor, cuda_device),
+                               "cudaDeviceGetAttribute");
+            const int capability = context.major * 10 + context.minor;
+            if (capability < entry_.min_capability || capability > entry_.max_capability) {
+                result.status = CheckStatus::unsupported;
+                result.detail =
+                    fmt::format("needs {}; this GPU is sm_{}{}", entry_.hardware, context.major, context.minor);
+            } else {
+                result = run_on(context);
+            }
+        } catch (const detail::CudaFailure& failure) {
+            result = CheckResult{};
+            result.status = CheckStatus::error;
+            result.detail = detail::describe_cuda_failure(failure, cuda_device);
+        } catch (const std::exception& failure) {
+            result = CheckResult{};
+            result.status = CheckStatus::error;
+            result.detail = failure.what();
+        }
+        result.name = entry_.name;
         return result;
     }
-    switch (check.kind) {
-        case CheckKind::attention_fp16:
-            return detail::run_attention_check(context, ElementType::fp16, AttentionKernel::mma);
-        case CheckKind::attention_bf16:
-            return detail::run_attention_check(context, ElementType::bf16, AttentionKernel::mma);
-        case CheckKind::attention_bf16_wgmma: {
-#if PROVISION_HAVE_WGMMA
-            return detail::run_attention_check(context, ElementType::bf16, AttentionKernel::wgmma);
-#else
+
+protected:
+    virtual CheckResult run_on(const CheckContext& context) = 0;
+
+private:
+    const CheckEntry& entry_;
+    CheckContext context_;
+};
+
+class AttentionCheck final : public DeviceCheck {
+public:
+    AttentionCheck(const CheckEntry& entry, const CheckContext& context, ElementType type, AttentionKernel kernel)
+        : DeviceCheck(entry, context), kernel_(kernel), inputs_(detail::prepare_attention_inputs(type, context.seed)) {}
+
+private:
+    CheckResult run_on(const CheckContext& context) override {
+        if (kernel_ == AttentionKernel::wgmma && !PROVISION_HAVE_WGMMA) {
             CheckResult result;
             result.status = CheckStatus::unsupported;
             result.detail = "this build has no Hopper wgmma attention kernel";
             return result;
-#endif
         }
+        return detail::run_attention_check(context, kernel_, inputs_);
+    }
+
+    AttentionKernel kernel_;
+    detail::AttentionInputs inputs_;
+};
+
+class GemmTf32Check final : public DeviceCheck {
+public:
+    GemmTf32Check(const CheckEntry& entry, const CheckContext& context)
+        : DeviceCheck(entry, context), inputs_(detail::prepare_gemm_tf32_inputs(context.seed)) {}
+
+private:
+    CheckResult run_on(const CheckContext& context) override { return detail::run_gemm_tf32_check(context, inputs_); }
+
+    detail::GemmInputs inputs_;
+};
+
+// The caller has rejected unknown names (detail::reject_unknown_check).
+std::unique_ptr<PreparedCheck> prepare_known(const CheckEntry& check, const CheckContext& context) {
+    switch (check.kind) {
+        case CheckKind::attention_fp16:
+            return std::make_unique<AttentionCheck>(check, context, ElementType::fp16, AttentionKernel::mma);
+        case CheckKind::attention_bf16:
+            return std::make_unique<AttentionCheck>(check, context, ElementType::bf16, AttentionKernel::mma);
+        case CheckKind::attention_bf16_wgmma:
+            return std::make_unique<AttentionCheck>(check, context, ElementType::bf16, AttentionKernel::wgmma);
         case CheckKind::gemm_tf32:
-            return detail::run_gemm_tf32_check(context);
+            return std::make_unique<GemmTf32Check>(check, context);
     }
     throw std::logic_error("a check kind without a runner");
 }
 
 }  // namespace
 
-CheckResult run_check(int cuda_device, const std::string& name, const CheckOptions& options) {
-    if (auto unknown = detail::reject_unknown_check(name)) return *unknown;
-    CheckResult result;
+OpenedDevice open_device(int cuda_device) {
+    OpenedDevice device;
+    try {
+        cudaDeviceProp properties{};
+        detail::check_cuda(cudaGetDeviceProperties(&properties, cuda_device), "cudaGetDeviceProperties");
+        device.major = properties.major;
+        device.minor = properties.minor;
+        device.uuid = uuid_text(properties.uuid);
+        detail::check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
+        detail::check_cuda(cudaFree(nullptr), "cudaFree (creating the context)");
+        device.ok = true;
+    } catch (const detail::CudaFailure& failure) {
+        device.ok = false;
+        device.detail = detail::describe_cuda_failure(failure, cuda_device);
+    }
+    return device;
+}
+
+std::unique_ptr<PreparedCheck> prepare_check(const std::string& name, const CheckOptions& options) {
+    if (auto unknown = detail::reject_unknown_check(name)) return std::make_unique<FixedResult>(*unknown);
     try {
         CheckContext context;
-        context.device = cuda_device;
         context.full = options.full;
         context.fault = parse_fault(options.fault);
         context.seed = options.seed != 0 ? options.seed : std::random_device{}();
-        detail::check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
-        detail::check_cuda(cudaDeviceGetAttribute(&context.major, cudaDevAttrComputeCapabilityMajor, cuda_device),
-                           "cudaDeviceGetAttribute");
-        detail::check_cuda(cudaDeviceGetAttribute(&context.minor, cudaDevAttrComputeCapabilityMinor, cuda_device),
-                           "cudaDeviceGetAttribute");
-        result = dispatch(*find_check(name), context);
-    } catch (const detail::CudaFailure& failure) {
-        result = CheckResult{};
-        result.status = CheckStatus::error;
-        result.detail = detail::describe_cuda_failure(failure, cuda_device);
+        return prepare_known(*find_check(name), context);
     } catch (const std::exception& failure) {
-        result = CheckResult{};
+        CheckResult result;
+        result.name = name;
         result.status = CheckStatus::error;
         result.detail = failure.what();
+        return std::make_unique<FixedResult>(std::move(result));
     }
-    result.name = name;
-    return result;
+}
+
+CheckResult run_check(int cuda_device, const std::string& name, const CheckOptions& options) {
+    return prepare_check(name, options)->run(cuda_device);
 }
 
 }  // namespace provision::kernels

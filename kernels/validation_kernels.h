@@ -2,6 +2,7 @@
 // only: nothing outside kernels/ includes a CUDA header.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,9 +51,37 @@ DeviceProbe probe_devices();
 // Every check name the kernels know, in a stable order.
 std::vector<std::string> check_names();
 
-// Runs one check on one CUDA device (index in CUDA's visible order).
-// Never throws for CUDA failures: they come back as CheckStatus::error with
-// the error's name in detail.
+// What opening a device for the checks found.  Opening creates the
+// device's CUDA context: most of what a worker's start costs.
+struct OpenedDevice {
+    bool ok = false;
+    int major = 0;              // compute capability
+    int minor = 0;
+    std::string uuid;           // "GPU-8932f937-..." as NVML and nvidia-smi write it
+    std::string detail;         // the CUDA error when not ok
+};
+
+// Makes `cuda_device` current in this thread and creates its context.
+// Never throws.
+OpenedDevice open_device(int cuda_device);
+
+// One check in two halves.  prepare_check does the host half at once: the
+// random inputs from the seed and the fp64 references on the CPU, without a
+// single CUDA call, so it can run on any thread while the device is still
+// being opened.  run() is the device half: upload, launch, download, judge.
+class PreparedCheck {
+public:
+    virtual ~PreparedCheck() = default;
+    // Never throws for CUDA failures (CheckStatus::error with the error's
+    // name in detail).  Called once.
+    virtual CheckResult run(int cuda_device) = 0;
+};
+
+// Never throws: an unknown name gives a check whose run() reports the error.
+std::unique_ptr<PreparedCheck> prepare_check(const std::string& name, const CheckOptions& options);
+
+// Both halves, one after the other, on one CUDA device (index in CUDA's
+// visible order).
 CheckResult run_check(int cuda_device, const std::string& name, const CheckOptions& options);
 
 }  // namespace provision::kernels

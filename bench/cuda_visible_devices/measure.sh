@@ -15,11 +15,11 @@ values=(
   "0;1" "0x0" "0.0" "1e0" "a" "all" "none" "NoDevFiles" "void" "2" "0,2" "99999999999" "4294967296"
   "$uuid" "${uuid:0:8}" "${uuid:0:12}" "GPU-${upper}" "gpu-${hex}" "gpu-${hex:0:8}" "${hex}" "${hex:0:8}"
   "GPU-" "G" "GPU-zz" "0,${uuid}" "${uuid},0" "${uuid},${uuid}" "MIG-${uuid}" "MIG-GPU-${hex}/0/0"
-  "0 ,1" "0	1" "${uuid} " " ${uuid}"
+  "0 ,1" "0	1" "${uuid} " " ${uuid}" "${uuid:0:10}zz" "${uuid}-extra"
 )
 printf 'value\tcuInit\tcount\tuuids\n'
 for value in "${values[@]}"; do
-    printf '%s\t' "$(printf '%s' "$value" | sed "s/$hex/<uuid>/g; s/${upper}/<UUID>/g; s/${hex:0:8}/<uuid8>/g; s/${hex:0:4}/<uuid4>/g; s/\t/\\\\t/g")"
+    printf '%s\t' "$(printf '%s' "$value" | sed "s/$hex/<uuid>/g; s/${upper}/<UUID>/g; s/${hex:0:8}/<uuid8>/g; s/${hex:0:6}/<uuid6>/g; s/${hex:0:4}/<uuid4>/g; s/\t/\\\\t/g")"
     CUDA_VISIBLE_DEVICES="$value" "$probe" | sed "s/$uuid/GPU-<uuid>/g"
 done
 printf '(unset)\t'; env -u CUDA_VISIBLE_DEVICES "$probe" | sed "s/$uuid/GPU-<uuid>/g"

@@ -10,7 +10,6 @@
 #include "native/cuda_compat.h"
 #include "native/driver_compat.h"
 #include "native/extension_files.h"
-#include "native/torch_files.h"
 #include "native/torch_symbols.h"
 #include "native/torch_build.h"
 #include "packages/installed_files.h"
@@ -100,10 +99,9 @@ void add_package_needs(PackageNeeds& needs, const std::vector<PackageAlternative
 }
 
 CompiledCode judge_compiled_code(const RecipeSet& recipes, const WorkloadSpec& workload, const Inventory& inventory,
-                                 const std::vector<std::string>& site_packages,
+                                 const std::optional<TorchFiles>& torch,
                                  const std::optional<std::string>& override_mechanism, PackageIndex& packages) {
     CompiledCode out;
-    const auto torch = read_torch_files(site_packages);
     if (torch) {
         TorchJudgement judgement = judge_torch(*torch, inventory, recipes.policy, recipes.torch_builds);
         out.packages.push_back(std::move(judgement.package));

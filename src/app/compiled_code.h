@@ -13,6 +13,7 @@
 #include "gpu/inventory.h"
 #include "health/findings.h"
 #include "health/torch_findings.h"
+#include "native/torch_files.h"
 #include "packages/python_packages.h"
 #include "recipe/recipe.h"
 
@@ -30,9 +31,11 @@ using PackageNeeds = std::map<std::string, std::vector<std::string>>;
 void add_package_needs(PackageNeeds& needs, const std::vector<PackageAlternatives>& alternatives,
                        const std::string& mechanism);
 
-// `override_mechanism`: the mechanism the user asked for, judged too.
+// `torch`: torch's files as read_torch_files found them (read before the
+// GPUs are known, beside detection); `override_mechanism`: the mechanism
+// the user asked for, judged too.
 CompiledCode judge_compiled_code(const RecipeSet& recipes, const WorkloadSpec& workload, const Inventory& inventory,
-                                 const std::vector<std::string>& site_packages,
+                                 const std::optional<TorchFiles>& torch,
                                  const std::optional<std::string>& override_mechanism, PackageIndex& packages);
 
 struct CompatJudgement {

@@ -7,12 +7,15 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <future>
+#include <thread>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "app/compiled_code.h"
+#include "app/validation_step.h"
 #include "app/run_outcome.h"
 #include "core/suggest.h"
 #include "core/text.h"
@@ -23,16 +26,14 @@
 #include "net/recipe_locations.h"
 #include "net/report_post.h"
 #include "packages/python_packages.h"
+#include "pod/pod.h"
 #include "python/python_mismatch.h"
 #include "python/workload_python.h"
 #include "recipe/builtin_recipes.h"
 #include "recipe/recipe_loader.h"
 #include "recipe/sensitive_variables.h"
 #include "select/classify.h"
-#include "validate/fault_injection.h"
 #include "validate/throughput_health.h"
-#include "validate/validation.h"
-#include "validation_kernels.h"
 
 namespace provision {
 namespace {
@@ -57,101 +58,33 @@ Inventory detect(const Options& options) {
     return detect_gpus(detect_options_from_environment());
 }
 
-// Checks worth running: those of every mechanism that could serve before
-// validation (so a fallback needs no second round), and the features'.
-std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& recipes, const Decision& decision,
-                                   ValidationSummary& summary) {
-    std::set<std::string> wanted;
-    for (const auto& candidate : decision.candidates)
-        if (candidate.accepted)
-            for (const auto& check : recipes.mechanisms.at(candidate.mechanism).checks) wanted.insert(check);
-    for (const auto& [name, feature] : recipes.features)
-        for (const auto& check : feature.checks) wanted.insert(check);
-
-    std::vector<GpuChecks> work;
-    for (const auto& gpu : inventory.gpus) {
-        GpuChecks entry{gpu.index, {}};
-        for (const auto& check : wanted) {
-            const CheckSpec& spec = recipes.checks.at(check);
-            if (spec.compute_capability.contains(gpu.compute_capability)) {
-                entry.checks.push_back(check);
-            } else {
-                summary.checks.push_back({gpu.index, check, CheckStatus::unsupported, 0, 0, 0, 0,
-                                          fmt::format("needs {}", spec.compute_capability.str())});
-            }
+// Detection on a thread of its own from the start: NVML's tens of
+// milliseconds go by while the recipes, the Python and torch's files are
+// read.  Detached, like detection's own probes, so that a run ending early
+// (a bad recipe) never waits for a slow driver.
+std::future<Inventory> start_detection(const Options& options) {
+    std::promise<Inventory> promise;
+    auto future = promise.get_future();
+    std::thread([promise = std::move(promise), options]() mutable {
+        try {
+            promise.set_value(detect(options));
+        } catch (...) {
+            promise.set_exception(std::current_exception());
         }
-        if (!entry.checks.empty()) work.push_back(entry);
-    }
-    return work;
+    }).detach();
+    return future;
 }
 
-CheckVerdicts verdicts_of(const ValidationSummary& summary) {
-    CheckVerdicts verdicts;
-    for (const auto& check : summary.checks) {
-        CheckVerdict verdict;
-        switch (check.status) {
-            case CheckStatus::passed: verdict.state = CheckState::passed; break;
-            case CheckStatus::unsupported: verdict.state = CheckState::unsupported; break;
-            case CheckStatus::failed:
-                verdict.state = CheckState::failed;
-                verdict.summary = fmt::format("max relative error {:.3g} exceeds the tolerance {:.3g}",
-                                              check.max_rel_error, check.tolerance);
-                break;
-            case CheckStatus::error:
-            case CheckStatus::timeout:
-                verdict.state = CheckState::failed;
-                verdict.summary =
-                    fmt::format("{}{}", to_string(check.status), check.detail.empty() ? "" : ": " + check.detail);
-                break;
-        }
-        verdicts[{check.gpu, check.name}] = verdict;
-    }
-    return verdicts;
-}
-
-void run_checks(const Options& options, const Inventory& inventory, const RecipeSet& recipes,
-                const Decision& first, ValidationSummary& summary) {
-    if (options.validate == ValidateMode::off) {
-        summary.reason = "disabled (--no-validate)";
-        return;
-    }
-    if (inventory.gpus.empty()) {
-        summary.reason = "no GPU";
-        return;
-    }
-    if (inventory.simulated()) {
-        summary.reason = "simulated";
-        return;
-    }
-    if (!kernels::kernels_available()) {
-        summary.reason = "provision was built without the CUDA kernels";
-        return;
-    }
-    const auto work = plan_checks(inventory, recipes, first, summary);
-    ValidationOptions validation;
-    validation.mode = options.validate;
-    validation.timeout_s = options.validate_timeout_s;
-    if constexpr (kFaultInjection) {
-        if (const auto it = options.environment.find("PROVISION_TEST_FAULT"); it != options.environment.end())
-            validation.fault = it->second;
-    }
-    const auto start = std::chrono::steady_clock::now();
-    for (const auto& outcome : run_validation(work, validation))
-        summary.checks.push_back({outcome.gpu, outcome.name, outcome.status, outcome.max_rel_error, outcome.tolerance,
-                                  outcome.ms, outcome.tflops, outcome.detail});
-    summary.wall_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    bool any_run = false, any_failed = false;
-    for (const auto& check : summary.checks) {
-        if (check.status == CheckStatus::unsupported) continue;
-        any_run = true;
-        if (check.status != CheckStatus::passed) any_failed = true;
-    }
-    summary.status = !any_run     ? ValidationStatus::skipped
-                     : any_failed ? ValidationStatus::failed
-                                  : ValidationStatus::passed;
-    if (!any_run) summary.reason = "no check applies to these GPUs";
-    if (any_failed) summary.reason = "a check failed; mechanisms that need it were rejected";
+// What the copy check between GPUs measured.  The validation worker does
+// not copy between GPUs yet: a simulated machine reports every pair skipped,
+// any other machine says why no copy ran.
+CopyChecks copy_checks_of(const Inventory& inventory, const ValidationSummary& validation) {
+    CopyChecks checks;
+    checks.run = inventory.simulated() ? CopyCheckRun::simulated : CopyCheckRun::not_run;
+    checks.reason = validation.status == ValidationStatus::skipped && !validation.reason.empty()
+                        ? validation.reason
+                        : "the validation worker does not copy between GPUs";
+    return checks;
 }
 
 std::string env_file_header(const Report& report) {
@@ -235,51 +168,44 @@ void check_sensitive_settings(const EnvSettings& env, const std::map<std::string
     }
 }
 
-}  // namespace
+// The installed packages the workload's Python sees, and the notes a user
+// should read about them.
+PackageIndex read_packages(const std::vector<std::string>& site_packages, std::vector<std::string>& notes) {
+    PackageIndex packages = scan_site_packages(site_packages);
+    for (const auto& [dir, why] : packages.unreadable_dirs)
+        notes.push_back(fmt::format("site-packages folder {} cannot be read: {}", dir, why));
+    for (const InstalledPackage* later : packages.shadowed()) {
+        const InstalledPackage* used = packages.find(later->name);
+        notes.push_back(fmt::format("{} is installed more than once: {} at {} counts, {} at {} does not", used->name,
+                                    used->version, used->location, later->version, later->location));
+    }
+    if (packages.packages().empty())
+        notes.push_back(fmt::format("no Python packages found in: {}",
+                                    site_packages.empty() ? std::string("(no site-packages folder exists)")
+                                                          : fmt::format("{}", fmt::join(site_packages, ", "))));
+    return packages;
+}
 
-Plan plan_run(const Options& options) {
+RecipeSet load_recipes(const Options& options, std::vector<std::string>& notes) {
     const LocalRecipes user_recipes = localize_recipes(options.recipes, options.fetch);
+    notes = user_recipes.warnings;
     const auto builtin_override = options.environment.find("PROVISION_BUILTIN_RECIPES");
     const std::optional<std::string> builtin_folder = builtin_recipe_folder(
         builtin_override == options.environment.end() ? std::string() : builtin_override->second);
-    const RecipeSet recipes = [&] {
-        try {
-            return load_recipes_over_builtins(builtin_folder, user_recipes.paths);
-        } catch (const Error& error) {
-            throw Error(error.code(), user_recipes.with_origins(error.what()));
-        }
-    }();
-    const WorkloadSpec& workload = find_workload(recipes, options.workload);
-
-    Plan plan;
-    Report& report = plan.report;
-    report.notes = user_recipes.warnings;
-    report.workload = workload.name;
-    report.inventory = detect(options);
-    classify_gpus(report.inventory, recipes);
-    report.findings = evaluate_health(report.inventory, recipes.policy);
-
-    report.python = find_workload_python({options.python, options.python_option_name, options.site_packages,
-                                          recipes.site_packages, options.command, options.environment});
-    report.notes.insert(report.notes.end(), report.python.notes.begin(), report.python.notes.end());
-    const auto& site_packages = report.python.site_packages;
-    PackageIndex packages = scan_site_packages(site_packages);
-    for (const auto& [dir, why] : packages.unreadable_dirs)
-        report.notes.push_back(fmt::format("site-packages folder {} cannot be read: {}", dir, why));
-    for (const InstalledPackage* later : packages.shadowed()) {
-        const InstalledPackage* used = packages.find(later->name);
-        report.notes.push_back(fmt::format("{} is installed more than once: {} at {} counts, {} at {} does not",
-                                           used->name, used->version, used->location, later->version,
-                                           later->location));
+    try {
+        return load_recipes_over_builtins(builtin_folder, user_recipes.paths);
+    } catch (const Error& error) {
+        throw Error(error.code(), user_recipes.with_origins(error.what()));
     }
-    if (packages.packages().empty())
-        report.notes.push_back(fmt::format("no Python packages found in: {}",
-                                           site_packages.empty() ? std::string("(no site-packages folder exists)")
-                                                                 : fmt::format("{}", fmt::join(site_packages, ", "))));
-    reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
-    const auto override_request = read_override(options.environment, workload, recipes);
+}
+
+// Torch's and the candidate extensions' compiled code against the GPUs and
+// the driver, and forward-compatibility libraries on the library path.
+void judge_native_code(const Options& options, const RecipeSet& recipes, const WorkloadSpec& workload,
+                       const std::optional<TorchFiles>& torch, const std::optional<Override>& override_request,
+                       PackageIndex& packages, Report& report) {
     CompiledCode compiled = judge_compiled_code(
-        recipes, workload, report.inventory, site_packages,
+        recipes, workload, report.inventory, torch,
         override_request ? std::optional<std::string>(override_request->mechanism) : std::nullopt, packages);
     report.native = std::move(compiled.packages);
     report.findings.insert(report.findings.end(), compiled.findings.begin(), compiled.findings.end());
@@ -289,13 +215,11 @@ Plan plan_run(const Options& options) {
         report.inventory, recipes.policy);
     report.findings.insert(report.findings.end(), compat.findings.begin(), compat.findings.end());
     report.notes.insert(report.notes.end(), compat.notes.begin(), compat.notes.end());
+}
 
-    const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
-    run_checks(options, report.inventory, recipes, first, report.validation);
-    const CheckVerdicts verdicts = verdicts_of(report.validation);
-    report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
-    const auto features = feature_states(report.inventory, recipes, verdicts);
-
+// The env settings, and what the outcome rule needs to know of the decision.
+RunFacts settle(const Options& options, const RecipeSet& recipes, const WorkloadSpec& workload, const Decision& first,
+                const std::map<std::string, bool>& features, Report& report) {
     const Decision& decision = report.decision;
     RunFacts facts;
     facts.mechanism_chosen = !decision.mechanism.empty();
@@ -305,25 +229,72 @@ Plan plan_run(const Options& options) {
     facts.validation = report.validation.status;
     facts.check_mode = options.check;
     facts.worst_finding = worst_level(report.findings);
-    if (facts.mechanism_chosen) {
-        report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
-        for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
-        check_sensitive_settings(report.env, options.environment, report.notes);
-        report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
-        // --validate=full: a GPU well below its model's throughput serves, degraded.
-        for (auto& figure : compare_throughput(report.inventory.gpus, report.validation.checks, recipes.throughput)) {
-            facts.below_expected_throughput = facts.below_expected_throughput || figure.degraded;
-            if (figure.degraded || figure.expected == 0) report.notes.push_back(std::move(figure.words));
-        }
+    if (!facts.mechanism_chosen) return facts;
+    report.env = build_env_settings(report.inventory, recipes, workload, decision, features, options.environment);
+    add_pod_settings(report.pod, report.env);
+    for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
+    check_sensitive_settings(report.env, options.environment, report.notes);
+    report.appended_arguments = workload_arguments(workload, decision.mechanism, options.command);
+    // --validate=full: a GPU well below its model's throughput serves, degraded.
+    for (auto& figure : compare_throughput(report.inventory.gpus, report.validation.checks, recipes.throughput)) {
+        facts.below_expected_throughput = facts.below_expected_throughput || figure.degraded;
+        if (figure.degraded || figure.expected == 0) report.notes.push_back(std::move(figure.words));
     }
-    const RunOutcome outcome = decide_run_outcome(facts);
+    return facts;
+}
+
+}  // namespace
+
+Plan plan_run(const Options& options) {
+    PhaseClock clock;
+    ValidationStep validation(options);  // the first GPU's worker opens it from now on
+    std::future<Inventory> detection = start_detection(options);
+    Plan plan;
+    Report& report = plan.report;
+    const RecipeSet recipes = load_recipes(options, report.notes);
+    const WorkloadSpec& workload = find_workload(recipes, options.workload);
+    report.workload = workload.name;
+    clock.mark(Phase::recipes);
+
+    report.python = find_workload_python({options.python, options.python_option_name, options.site_packages,
+                                          recipes.site_packages, options.command, options.environment});
+    report.notes.insert(report.notes.end(), report.python.notes.begin(), report.python.notes.end());
+    PackageIndex packages = read_packages(report.python.site_packages, report.notes);
+    reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
+    const std::optional<TorchFiles> torch = read_torch_files(report.python.site_packages);
+    clock.mark(Phase::python);
+
+    report.inventory = detection.get();
+    classify_gpus(report.inventory, recipes);
+    const auto health = evaluate_health(report.inventory, recipes.policy);
+    report.findings.insert(report.findings.begin(), health.begin(), health.end());
+    validation.follow(report.inventory);
+    clock.mark(Phase::detection);
+
+    const auto override_request = read_override(options.environment, workload, recipes);
+    judge_native_code(options, recipes, workload, torch, override_request, packages, report);
+    clock.mark(Phase::compiled_code);
+
+    const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
+    clock.mark(Phase::selection);
+    validation.run(report.inventory, recipes, first, report.validation, clock);
+    const CheckVerdicts verdicts = verdicts_of(report.validation);
+    report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
+    const auto features = feature_states(report.inventory, recipes, verdicts);
+    report.pod = assess_pod(report.inventory, recipes, workload, copy_checks_of(report.inventory, report.validation),
+                            options.environment);
+    report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
+
+    const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, features, report));
     report.verdict = outcome.verdict;
     plan.exit_code = outcome.exit_code;
+    report.timings = clock;
     return plan;
 }
 
 int carry_out(Plan plan, const Options& options) {
     Report& report = plan.report;
+    PhaseClock& clock = report.timings;
     const bool write_env = !report.decision.mechanism.empty() && report.verdict != HealthLevel::failed &&
                            (!options.check || options.env_file_given);
     if (write_env && options.env_file == kDiscardedEnvFile) {
@@ -335,6 +306,7 @@ int carry_out(Plan plan, const Options& options) {
             if (!folder.empty()) std::filesystem::create_directories(folder, ignored);
             write_env_file_atomically(options.env_file, render_env_file(report.env, env_file_header(report)));
             report.env_file = options.env_file;
+            clock.mark(Phase::env_file);
         } catch (const Error& error) {
             // With a workload to start, the settings still reach it through
             // its environment; a missing file must not keep the pod down.
@@ -345,6 +317,7 @@ int carry_out(Plan plan, const Options& options) {
             report.notes.push_back(error.what());
         }
     }
+    clock.mark(Phase::total);
     std::fputs(render_summary(report, options.explain).c_str(), stderr);
     const std::string json = render_json(report);
     if (options.json) std::fputs(json.c_str(), stdout);

@@ -57,6 +57,9 @@ void take_cuda_devices(const NvmlReport& nvml, const CudaReport& cuda, Inventory
             if (!uuid.empty() && (uuid == gpu.uuid || uuid == device.parent_uuid)) {
                 gpu.nvml_index = nvml.gpus[i].gpu.nvml_index;
                 gpu.health = nvml.gpus[i].gpu.health;  // a MIG instance shares its GPU's
+                gpu.nvlinks = nvml.gpus[i].gpu.nvlinks;  // and its links
+                gpu.nvlink_generation = nvml.gpus[i].gpu.nvlink_generation;
+                gpu.pcie = nvml.gpus[i].gpu.pcie;
                 // NVML's total is the figure nvidia-smi shows (libcuda's leaves out
                 // what the driver reserves); a MIG instance keeps its own.
                 if (uuid == gpu.uuid && nvml.gpus[i].gpu.memory_mib > 0) gpu.memory_mib = nvml.gpus[i].gpu.memory_mib;
@@ -137,6 +140,9 @@ Inventory combine(const NvmlReport& nvml, const CudaReport& cuda, const DetectOp
             inventory.driver_problem = true;
         }
     }
+    std::vector<int> nvml_indices;
+    for (const Gpu& gpu : inventory.gpus) nvml_indices.push_back(gpu.nvml_index);
+    inventory.pairs = visible_pairs(nvml_indices, nvml.topology);
     return inventory;
 }
 

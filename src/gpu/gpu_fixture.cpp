@@ -76,9 +76,77 @@ GpuHealth read_health(const toml::node& node, const std::string& file, const std
     return health;
 }
 
+// NVLink links cannot exceed what NVML loops over (36 in the CUDA 13.3 header).
+constexpr std::int64_t kMostNvLinks = 36;
+
+std::optional<NvLinkCount> read_nvlinks(TableReader& reader) {
+    const toml::node* total = reader.node("nvlinks");
+    const toml::node* active = reader.node("nvlinks_active");
+    if (!total) {
+        if (active)
+            throw_at(*active, reader.file(),
+                     fmt::format("'nvlinks_active' in {} needs 'nvlinks' (how many links the GPU has)", reader.where()));
+        return std::nullopt;
+    }
+    if (!total->is_integer() || total->as_integer()->get() < 0 || total->as_integer()->get() > kMostNvLinks)
+        throw_at(*total, reader.file(),
+                 fmt::format("'nvlinks' in {} must be an integer from 0 to {}", reader.where(), kMostNvLinks));
+    NvLinkCount count;
+    count.total = static_cast<unsigned>(total->as_integer()->get());
+    count.active = count.total;
+    if (active) {
+        if (!active->is_integer() || active->as_integer()->get() < 0 ||
+            active->as_integer()->get() > total->as_integer()->get())
+            throw_at(*active, reader.file(),
+                     fmt::format("'nvlinks_active' in {} must be an integer from 0 to 'nvlinks' ({})", reader.where(),
+                                 count.total));
+        count.active = static_cast<unsigned>(active->as_integer()->get());
+    }
+    if (count.total == 0) return std::nullopt;  // NVML lists no link
+    return count;
+}
+
+// pcie = { generation = 5, width = 16, max_generation = 5, max_width = 16 }
+PcieLink read_pcie(const toml::node& node, const std::string& file, const std::string& gpu) {
+    const std::string where = fmt::format("'pcie' of {}", gpu);
+    if (!node.is_table())
+        throw_at(node, file,
+                 fmt::format("{} must be a table: {{ generation = 5, width = 16, max_generation = 5, max_width = 16 }}",
+                             where));
+    TableReader reader(*node.as_table(), file, where);
+    auto figure = [&](const char* key, bool is_width) -> unsigned {
+        const toml::node* value = reader.node(key);
+        if (!value) throw_at(node, file, fmt::format("{} needs '{}'", where, key));
+        const std::int64_t number = value->is_integer() ? value->as_integer()->get() : -1;
+        static constexpr std::int64_t widths[] = {1, 2, 4, 8, 12, 16, 32};
+        const bool valid = is_width ? std::find(std::begin(widths), std::end(widths), number) != std::end(widths)
+                                    : number >= 1 && number <= 7;
+        if (!valid)
+            throw_at(*value, file,
+                     fmt::format("'{}' in {} must be {}", key, where,
+                                 is_width ? "a PCIe width: 1, 2, 4, 8, 12, 16 or 32" : "a PCIe generation from 1 to 7"));
+        return static_cast<unsigned>(number);
+    };
+    PcieLink link;
+    link.generation = figure("generation", false);
+    link.width = figure("width", true);
+    link.max_generation = figure("max_generation", false);
+    link.max_width = figure("max_width", true);
+    reader.reject_unknown_keys({"generation", "width", "max_generation", "max_width"});
+    if (link.generation > link.max_generation)
+        throw_at(*reader.node("generation"), file,
+                 fmt::format("'generation' in {} ({}) is above 'max_generation' ({})", where, link.generation,
+                             link.max_generation));
+    if (link.width > link.max_width)
+        throw_at(*reader.node("width"), file,
+                 fmt::format("'width' in {} ({}) is above 'max_width' ({})", where, link.width, link.max_width));
+    return link;
+}
+
 Gpu read_gpu(const toml::table& table, const std::string& file, std::size_t position) {
     TableReader reader(table, file, fmt::format("[[gpus]] entry {}", position + 1));
-    reader.reject_unknown_keys({"name", "compute_capability", "memory_mib", "uuid", "health"});
+    reader.reject_unknown_keys(
+        {"name", "compute_capability", "memory_mib", "uuid", "health", "nvlinks", "nvlinks_active", "pcie"});
     Gpu gpu;
     gpu.index = static_cast<int>(position);
     gpu.nvml_index = static_cast<int>(position);
@@ -105,7 +173,86 @@ Gpu read_gpu(const toml::table& table, const std::string& file, std::size_t posi
         gpu.uuid = synthetic_gpu_uuid(position);
     }
     if (const toml::node* health = reader.node("health")) gpu.health = read_health(*health, file, reader.where());
+    gpu.nvlinks = read_nvlinks(reader);
+    if (const toml::node* pcie = reader.node("pcie")) gpu.pcie = read_pcie(*pcie, file, reader.where());
     return gpu;
+}
+
+// One [[links]] entry: gpus = [0, 1], topology = "NV18", p2p = "ok".
+HostPair read_link(const toml::table& table, const std::string& file, std::size_t position,
+                   const std::vector<Gpu>& gpus) {
+    TableReader reader(table, file, fmt::format("[[links]] entry {}", position + 1));
+    reader.reject_unknown_keys({"gpus", "topology", "p2p"});
+    const toml::node* ends = reader.node("gpus");
+    if (!ends) throw_at(table, file, fmt::format("{} needs 'gpus' (two [[gpus]] positions: gpus = [0, 1])", reader.where()));
+    const toml::array* array = ends->as_array();
+    const auto position_of = [&](const toml::node& node) {
+        if (!node.is_integer() || node.as_integer()->get() < 0 ||
+            node.as_integer()->get() >= static_cast<std::int64_t>(gpus.size()))
+            throw_at(node, file,
+                     fmt::format("'gpus' in {} holds [[gpus]] positions, 0 to {}", reader.where(),
+                                 static_cast<long long>(gpus.size()) - 1));
+        return static_cast<int>(node.as_integer()->get());
+    };
+    if (!array || array->size() != 2)
+        throw_at(*ends, file, fmt::format("'gpus' in {} must name two GPUs by position: gpus = [0, 1]", reader.where()));
+    HostPair pair;
+    pair.first = position_of((*array)[0]);
+    pair.second = position_of((*array)[1]);
+    if (pair.first == pair.second)
+        throw_at(*ends, file, fmt::format("'gpus' in {} names GPU {} twice", reader.where(), pair.first));
+
+    const auto topology = reader.string("topology");
+    if (!topology) throw_at(table, file, fmt::format("{} needs 'topology' (NV<n>, PIX, PXB, PHB, NODE or SYS)", reader.where()));
+    const auto word = parse_path_word(*topology);
+    if (!word)
+        throw_at(*reader.node("topology"), file,
+                 fmt::format("'topology' in {} must be one of {}, not \"{}\"", reader.where(),
+                             fmt::join(path_words(), ", "), *topology));
+    pair.path = word->path;
+    pair.nvlinks = word->nvlinks;
+    for (const int end : {pair.first, pair.second}) {
+        const unsigned links = gpus[static_cast<std::size_t>(end)].nvlinks ? gpus[static_cast<std::size_t>(end)].nvlinks->total : 0;
+        if (pair.path == LinkPath::nvlink && pair.nvlinks > links)
+            throw_at(*reader.node("topology"), file,
+                     fmt::format("'topology' in {} is {}, but [[gpus]] entry {} has {} NVLink link{} ('nvlinks')",
+                                 reader.where(), *topology, end + 1, links, links == 1 ? "" : "s"));
+    }
+
+    const auto p2p = reader.string("p2p");
+    if (!p2p) throw_at(table, file, fmt::format("{} needs 'p2p' (\"ok\", \"not-supported\", ...)", reader.where()));
+    const auto access = parse_peer_access(*p2p);
+    if (!access)
+        throw_at(*reader.node("p2p"), file,
+                 fmt::format("'p2p' in {} must be one of {}, not \"{}\"", reader.where(),
+                             fmt::join(peer_access_words(), ", "), *p2p));
+    pair.p2p = *access;
+    return pair;
+}
+
+// Every pair of the machine: those [[links]] lists, the rest SYS without
+// peer access.
+HostTopology read_links(const toml::node* node, const std::string& file, const std::vector<Gpu>& gpus) {
+    HostTopology topology;
+    if (node) {
+        const toml::array* array = node->as_array();
+        if (!array) throw_at(*node, file, "'links' must be an array of tables: write each pair as [[links]]");
+        for (const toml::node& element : *array) {
+            if (!element.is_table()) throw_at(element, file, "each entry of 'links' must be a table ([[links]])");
+            HostPair pair = read_link(*element.as_table(), file, topology.pairs.size(), gpus);
+            if (const HostPair* earlier = topology.find(pair.first, pair.second)) {
+                (void)earlier;
+                throw_at(element, file,
+                         fmt::format("[[links]] entry {} names GPUs {} and {} again", topology.pairs.size() + 1,
+                                     pair.first, pair.second));
+            }
+            topology.pairs.push_back(pair);
+        }
+    }
+    for (int a = 0; a < static_cast<int>(gpus.size()); ++a)
+        for (int b = a + 1; b < static_cast<int>(gpus.size()); ++b)
+            if (!topology.find(a, b)) topology.pairs.push_back({a, b, LinkPath::sys, 0, PeerAccess::not_supported});
+    return topology;
 }
 
 }  // namespace
@@ -156,7 +303,7 @@ toml::table parse_gpu_fixture_file(const std::string& path) {
 GpuFixture read_gpu_fixture(const toml::table& root, const std::string& file,
                             const std::vector<std::string>& extra_tables) {
     TableReader top(root, file, "the GPU fixture's top level");
-    std::vector<std::string> known = {"driver", "gpus"};
+    std::vector<std::string> known = {"driver", "gpus", "links"};
     known.insert(known.end(), extra_tables.begin(), extra_tables.end());
     top.reject_unknown_keys(known);
     GpuFixture fixture;
@@ -180,7 +327,7 @@ GpuFixture read_gpu_fixture(const toml::table& root, const std::string& file,
         if (!fixture.gpus.empty() && !fixture.driver.present)
             throw_at(array->front(), file, "a machine with [[gpus]] needs a [driver] table with 'version' and 'cuda'");
     }
-
+    fixture.topology = read_links(top.node("links"), file, fixture.gpus);
     return fixture;
 }
 
@@ -189,7 +336,13 @@ Inventory load_gpu_fixture(const std::string& path, const std::optional<std::str
     Inventory inventory;
     inventory.source = InventorySource::fixture;
     inventory.driver = fixture.driver;
-    apply_visible_devices(fixture.gpus, cuda_visible_devices, inventory);
+    std::vector<Gpu> host = fixture.gpus;
+    if (host.size() < 2)  // as NVML is read: a host of one GPU has no peer to reach over NVLink
+        for (Gpu& gpu : host) gpu.nvlinks.reset();
+    apply_visible_devices(host, cuda_visible_devices, inventory);
+    std::vector<int> positions;
+    for (const Gpu& gpu : inventory.gpus) positions.push_back(gpu.nvml_index);
+    inventory.pairs = visible_pairs(positions, fixture.topology);
     if (fixture.gpus.empty()) inventory.notes.push_back(fmt::format("simulated machine without NVIDIA GPUs ({})", path));
     return inventory;
 }

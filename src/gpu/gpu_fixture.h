@@ -13,6 +13,16 @@
 //       other_processes = 0             mig_mode = false
 //     A key left out is a signal the driver cannot read (simulated GPUs
 //     without the table report no health at all).
+//   in [[gpus]], optional:   nvlinks = 18 (NVLink links NVML lists, default 0),
+//                            nvlinks_active = 18 (of them, active; default all),
+//                            pcie = { generation = 5, width = 16,
+//                                     max_generation = 5, max_width = 16 }
+//                            (as NVML reads it while the GPU is busy)
+//   [[links]]                one per pair of GPUs, by [[gpus]] position:
+//                            gpus = [0, 1], topology = "NV18" (NV<n>, PIX,
+//                            PXB, PHB, NODE or SYS), p2p = "ok" (gpu_links.h's
+//                            words); a pair not listed is SYS with p2p
+//                            "not-supported"
 //
 // No [[gpus]] and no [driver] is a machine without NVIDIA GPUs; GPUs without
 // a [driver] are an error.  Fixture order is CUDA's order.  A GPU without a
@@ -33,6 +43,7 @@ namespace provision {
 struct GpuFixture {
     Driver driver;
     std::vector<Gpu> gpus;  // every GPU of the machine, in CUDA's order; uuid always set
+    HostTopology topology;  // every pair of them, by position
 };
 
 // Parses the file; syntax errors throw Error(invalid_input) naming

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/compute_capability.h"
+#include "gpu/gpu_links.h"
 
 namespace provision {
 
@@ -37,6 +38,9 @@ struct Gpu {
     std::uint64_t memory_mib = 0;
     std::string architecture;    // filled by classify; empty until then
     GpuHealth health;
+    std::optional<NvLinkCount> nvlinks;  // set where NVML lists NVLink links for the GPU
+    unsigned nvlink_generation = 0;      // 1 to 5 from NVML's NVLink version; 0 unknown
+    std::optional<PcieLink> pcie;        // set where NVML reports the link (all four figures)
 };
 
 struct Driver {
@@ -73,6 +77,7 @@ struct Inventory {
     InventorySource source = InventorySource::none;
     Driver driver;
     std::vector<Gpu> gpus;       // only the GPUs the workload will see
+    std::vector<GpuPair> pairs;  // every pair of them, in CUDA's order (gpu_links.h)
     int hidden_gpus = 0;         // GPUs on the host hidden by CUDA_VISIBLE_DEVICES
     std::vector<std::string> notes;  // what a user should know (library missing, ...)
     bool driver_problem = false;     // an NVIDIA library is there but failed: GPUs may be missing (see notes)

@@ -85,4 +85,58 @@ using DeviceGetClocksEventReasonsFn = Return (*)(Device, unsigned long long*);  
 using DeviceGetComputeRunningProcessesFn = Return (*)(Device, unsigned*, void*);
 using DeviceGetMigModeFn = Return (*)(Device, unsigned*, unsigned*);           // nvmlDeviceGetMigMode
 
+// Topology, all optional.  nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 and
+// nvmlDeviceGetNvLinkRemotePciInfo_v2 fill it.
+struct PciInfo {
+    char bus_id_legacy[16];
+    unsigned domain;
+    unsigned bus;
+    unsigned device;
+    unsigned pci_device_id;
+    unsigned pci_subsystem_id;
+    char bus_id[32];
+};
+
+// nvmlGpuP2PCapsIndex_t and nvmlGpuP2PStatus_t.
+inline constexpr int p2p_caps_read = 0;
+inline constexpr int p2p_caps_write = 1;
+inline constexpr int p2p_caps_nvlink = 2;
+enum P2PStatus : int {
+    P2P_STATUS_OK = 0,
+    P2P_STATUS_CHIPSET_NOT_SUPPORTED = 1,
+    P2P_STATUS_GPU_NOT_SUPPORTED = 2,
+    P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+    P2P_STATUS_DISABLED_BY_REGKEY = 4,
+    P2P_STATUS_NOT_SUPPORTED = 5,
+    P2P_STATUS_UNKNOWN = 6,
+};
+
+// nvmlGpuTopologyLevel_t.
+enum TopologyLevel : int {
+    TOPOLOGY_INTERNAL = 0,
+    TOPOLOGY_SINGLE = 10,      // PIX
+    TOPOLOGY_MULTIPLE = 20,    // PXB
+    TOPOLOGY_HOSTBRIDGE = 30,  // PHB
+    TOPOLOGY_NODE = 40,        // NODE
+    TOPOLOGY_SYSTEM = 50,      // SYS
+};
+
+// nvmlIntNvLinkDeviceType_t.
+inline constexpr int nvlink_device_gpu = 0;
+inline constexpr int nvlink_device_switch = 2;
+
+// NVML_NVLINK_MAX_LINKS grew from 12 to 18 to 36 (CUDA 13.3's header): the
+// probe asks every index up to this and stops where the driver says the
+// index is invalid.
+inline constexpr unsigned nvlink_index_limit = 36;
+
+using DeviceGetPciInfoFn = Return (*)(Device, PciInfo*);                          // nvmlDeviceGetPciInfo_v3
+using DeviceGetP2PStatusFn = Return (*)(Device, Device, int, int*);                // nvmlDeviceGetP2PStatus
+using DeviceGetTopologyCommonAncestorFn = Return (*)(Device, Device, int*);      // nvmlDeviceGetTopologyCommonAncestor
+using DeviceGetNvLinkStateFn = Return (*)(Device, unsigned, unsigned*);          // nvmlDeviceGetNvLinkState
+using DeviceGetNvLinkVersionFn = Return (*)(Device, unsigned, unsigned*);        // nvmlDeviceGetNvLinkVersion
+using DeviceGetNvLinkRemotePciInfoFn = Return (*)(Device, unsigned, PciInfo*);   // nvmlDeviceGetNvLinkRemotePciInfo_v2
+using DeviceGetNvLinkRemoteDeviceTypeFn = Return (*)(Device, unsigned, int*);    // nvmlDeviceGetNvLinkRemoteDeviceType
+using DeviceGetPcieLinkFn = Return (*)(Device, unsigned*);  // nvmlDeviceGet{Curr,Max}PcieLink{Generation,Width}
+
 }  // namespace provision::nvml

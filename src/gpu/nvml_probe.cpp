@@ -8,6 +8,7 @@
 #include "core/shared_library.h"
 #include "gpu/cuda_api.h"
 #include "gpu/nvml_api.h"
+#include "gpu/nvml_topology.h"
 
 namespace provision {
 
@@ -185,8 +186,7 @@ void read_health(const NvmlFunctions& nvml, nvml::Device device, unsigned index,
 
 // Fills one GPU, or returns the first failure.
 std::optional<DriverFault> read_gpu(const NvmlFunctions& nvml, unsigned index, NvmlGpu& out,
-                                    std::vector<std::string>& notes) {
-    nvml::Device device = nullptr;
+                                    std::vector<std::string>& notes, nvml::Device& device) {
     nvml::Return code = nvml.handle_by_index(index, &device);
     if (code != nvml::SUCCESS) return gpu_failure(index, "nvmlDeviceGetHandleByIndex_v2", code, nvml);
 
@@ -219,7 +219,7 @@ std::optional<DriverFault> read_gpu(const NvmlFunctions& nvml, unsigned index, N
     return std::nullopt;
 }
 
-void read_machine(const NvmlFunctions& nvml, NvmlReport& report) {
+void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, NvmlReport& report) {
     char version[nvml::driver_version_buffer_size] = {};
     if (const auto code = nvml.driver_version(version, sizeof version); code == nvml::SUCCESS)
         report.driver_version = version;
@@ -236,16 +236,19 @@ void read_machine(const NvmlFunctions& nvml, NvmlReport& report) {
         report.problem = true;
         return;
     }
+    std::vector<nvml::Device> devices(count, nullptr);  // nullptr for a GPU that could not be read
     for (unsigned index = 0; index < count; ++index) {
         NvmlGpu entry;
         entry.gpu.nvml_index = static_cast<int>(index);
-        if (auto failure = read_gpu(nvml, index, entry, report.notes)) {
+        if (auto failure = read_gpu(nvml, index, entry, report.notes, devices[index])) {
             entry.readable = false;
+            devices[index] = nullptr;
             report.faults.push_back(std::move(*failure));
             report.problem = true;
         }
         report.gpus.push_back(std::move(entry));
     }
+    read_nvml_topology(library, devices, report);
 }
 
 }  // namespace
@@ -277,7 +280,7 @@ NvmlReport probe_nvml(const std::string& library_name) {
         return report;
     }
     report.initialised = true;
-    read_machine(nvml, report);
+    read_machine(nvml, library, report);
     nvml.shutdown();
     return report;
 }

@@ -23,7 +23,8 @@ struct NvmlReport {
     bool initialised = false;      // nvmlInit_v2 succeeded and the required functions exist
     std::string driver_version;    // "580.159.04"
     std::string cuda_version;      // "13.0"; empty on drivers without nvmlSystemGetCudaDriverVersion_v2
-    std::vector<NvmlGpu> gpus;     // every GPU NVML counts, readable or not
+    std::vector<NvmlGpu> gpus;     // every GPU NVML counts, readable or not (NVLinks and PCIe link included)
+    HostTopology topology;         // every pair of readable GPUs, by NVML index
     std::vector<std::string> notes;
     bool problem = false;          // the library is there but something failed
     std::vector<DriverFault> faults;  // the failures, by class (each recorded here only, not in `notes`)

@@ -30,19 +30,20 @@ struct Resolved {
     std::string problem;
 };
 
-// "GPU-" (case as written) and then the run of hex digits and dashes, which
-// must begin one host UUID (hex in either case); what follows the run is
-// ignored, as CUDA ignores it.
+// "GPU-" (case as written) and then the rest of the entry, compared with
+// each host UUID character by character (hex in either case) up to the
+// UUID's end: a shorter entry is a prefix, and what follows a whole UUID is
+// ignored ("GPU-<uuid> ", "GPU-<uuid>-extra"), but a character that differs
+// within the UUID's length matches nothing ("GPU-8932f9zz"), as CUDA reads it.
 Resolved by_uuid_prefix(std::string_view entry, const std::vector<std::string>& host_uuids) {
-    std::string_view wanted = entry.substr(4);
-    const auto run = std::find_if(wanted.begin(), wanted.end(),
-                                  [](unsigned char c) { return !std::isxdigit(c) && c != '-'; });
-    wanted = wanted.substr(0, static_cast<std::size_t>(run - wanted.begin()));
+    const std::string_view wanted = entry.substr(4);
     if (wanted.empty()) return {std::nullopt, EntryKind::uuid, "has no UUID after 'GPU-'"};
     std::vector<std::size_t> matches;
     for (std::size_t i = 0; i < host_uuids.size(); ++i) {
         const std::string_view uuid = host_uuids[i];
-        if (starts_with_ignoring_case(uuid, "GPU-") && starts_with_ignoring_case(uuid.substr(4), wanted))
+        if (!starts_with_ignoring_case(uuid, "GPU-")) continue;
+        const std::string_view digits = uuid.substr(4);
+        if (starts_with_ignoring_case(digits, wanted.substr(0, std::min(wanted.size(), digits.size()))))
             matches.push_back(i);
     }
     if (matches.empty()) return {std::nullopt, EntryKind::uuid, "matches no GPU on this machine"};

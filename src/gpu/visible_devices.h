@@ -6,8 +6,10 @@
 //   ""               no GPU
 //   "2,0"            GPU 2 then GPU 0; the workload calls them 0 and 1
 //   "GPU-8932f937"   a UUID, in full or any prefix that names exactly one GPU;
-//                    "GPU-" exactly so, the hex in either case, and anything
-//                    after the hex digits and dashes ignored
+//                    "GPU-" exactly so, the hex in either case; what follows
+//                    a whole UUID is ignored ("GPU-<uuid>-extra" names it),
+//                    while a prefix must end with the entry ("GPU-8932f9zz"
+//                    names none)
 //   " 0", "0a", "+0" an index as strtoul reads it, cut to 32 bits
 //   "0,2,-1,1"       entries are read up to the first invalid one: GPUs 0, 2
 // An entry is invalid when it is neither an index nor "GPU-" and a UUID, an

@@ -79,8 +79,12 @@ void add_python_path(const LocatedInterpreter& interpreter, const std::map<std::
 // empty), else the password database's.
 std::string home_of(const std::map<std::string, std::string>& environment) {
     if (const std::string* home = value_of(environment, "HOME")) return *home;
-    const passwd* entry = ::getpwuid(::getuid());
-    return entry && entry->pw_dir ? std::string(entry->pw_dir) : std::string();
+    // getpwuid_r: detection runs on another thread meanwhile.
+    passwd entry{};
+    passwd* found = nullptr;
+    char buffer[4096];
+    if (::getpwuid_r(::getuid(), &entry, buffer, sizeof buffer, &found) != 0 || !found || !found->pw_dir) return {};
+    return found->pw_dir;
 }
 
 // site.py's check_enableusersite() and getusersitepackages(): off with -s,

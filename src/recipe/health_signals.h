@@ -1,6 +1,6 @@
 // The names the health policy weighs: the health signals read on each GPU,
-// the classes of driver faults met during detection, and what was found
-// about the workload's packages.  Each is a key of the recipes' [policy]
+// the classes of driver faults met during detection, what was found about
+// the workload's packages, and what was found about the pod as a whole.  Each is a key of the recipes' [policy]
 // table (recipes/policy.toml): the recipe loader refuses any other key, and
 // src/health/ finds and weighs them.
 #pragma once
@@ -34,6 +34,16 @@ inline const std::vector<std::string>& package_signals() {
     static const std::vector<std::string> names = {
         "python_mismatch",    "torch_cpu_build",    "driver_too_old",  "no_kernel_image",
         "ptx_jit_only",       "extension_unusable", "torch_abi_mismatch", "cuda_compat_libs"};
+    return names;
+}
+
+// From the pod as a whole: the links between its GPUs (NVML's topology,
+// the copy check or the recipes' known-broken table), its GPUs' NVLink and
+// PCIe links, and the container's limits.
+inline const std::vector<std::string>& pod_signals() {
+    static const std::vector<std::string> names = {
+        "p2p_unavailable", "p2p_broken",    "p2p_slow",      "nvlink_inactive",
+        "mixed_gpus",      "pcie_degraded", "shm_too_small", "memlock_limited"};
     return names;
 }
 

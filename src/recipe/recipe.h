@@ -11,6 +11,7 @@
 #include "core/compute_capability.h"
 #include "core/source_ref.h"
 #include "core/states.h"
+#include "recipe/pod_recipe.h"
 #include "recipe/throughput.h"
 
 namespace provision {
@@ -100,6 +101,9 @@ struct WorkloadSpec {
     std::vector<std::string> conflicting_arguments;
     // mechanism -> requirements that replace the mechanism's own for this workload
     std::map<std::string, MechanismRequirements> mechanism_requirements;
+    // what the workload's launcher reads where peer-to-peer copies are
+    // broken, besides [pod.p2p_settings] (vLLM's own P2P check)
+    PeerAccessSettings p2p_settings;
 };
 
 // [policy]: how much each health signal and driver fault class weighs
@@ -132,6 +136,7 @@ struct RecipeSet {
     std::map<std::string, WorkloadSpec> workloads;
     std::vector<std::string> site_packages;      // glob patterns
     ThroughputTable throughput;                  // expected full-mode figures per GPU model
+    PodRecipe pod;                               // links between GPUs and the container's limits
     HealthPolicy policy;
     std::map<std::string, TorchBuildSpec> torch_builds;
     std::vector<std::string> files;              // every file loaded, in order

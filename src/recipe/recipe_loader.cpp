@@ -16,6 +16,7 @@
 #include "packages/python_packages.h"
 #include "recipe/builtin_recipes.h"
 #include "recipe/health_signals.h"
+#include "recipe/pod_reader.h"
 #include "recipe/sensitive_variables.h"
 #include "recipe/throughput_reader.h"
 #include "toml/toml_reader.h"
@@ -201,9 +202,13 @@ void Loader::load_table(const toml::table& root, const std::string& file) {
             refer(Reference::check, check, node, file, "[throughput]");
         });
     if (const toml::table* t = top.table("policy")) read_policy(*t, file);
+    if (const toml::table* t = top.table("pod"))
+        read_pod(*t, file, set_.pod, [&](const std::string& architecture, const toml::node& node) {
+            refer(Reference::architecture, architecture, node, file, "[[pod.nvlink]]");
+        });
     top.reject_unknown_keys(
         {"architectures", "mechanisms", "checks", "features", "workloads", "python", "throughput", "policy",
-         "torch_builds"});
+         "torch_builds", "pod"});
 }
 
 void Loader::read_architectures(const toml::table& table, const std::string& file) {
@@ -383,6 +388,12 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
         }
     }
     if (auto v = reader.string_array("conflicting_arguments")) spec.conflicting_arguments = *v;
+    if (const toml::table* settings = reader.table("p2p_settings")) {
+        const std::string context = fmt::format("[workloads.{}.p2p_settings]", name);
+        for (const char* key : {"env_pcie_broken", "env_broken"})
+            check_sensitive_names(settings->get(key), allowed, file, fmt::format("'{}' of {}", key, context), where);
+        read_peer_access_settings(*settings, file, context, spec.p2p_settings);
+    }
     if (const toml::table* mechanisms = reader.table("mechanisms")) {
         for (const auto& [key, value] : *mechanisms) {
             const std::string mechanism(key.str());
@@ -399,7 +410,7 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
     }
     reader.reject_unknown_keys({"description", "preference", "env", "gpu_env", "override_variables",
                                 "mechanism_env", "arguments", "conflicting_arguments", "mechanisms",
-                                "allow_sensitive"});
+                                "allow_sensitive", "p2p_settings"});
 }
 
 void Loader::read_torch_build(const std::string& name, const toml::table& table, const std::string& file) {
@@ -450,6 +461,8 @@ void Loader::read_policy(const toml::table& table, const std::string& file) {
     known.insert(known.end(), faults.begin(), faults.end());
     const auto& package_findings = health::package_signals();
     known.insert(known.end(), package_findings.begin(), package_findings.end());
+    const auto& pod_findings = health::pod_signals();
+    known.insert(known.end(), pod_findings.begin(), pod_findings.end());
     for (const auto& key : known) {
         const auto value = reader.string(key);
         if (!value) continue;

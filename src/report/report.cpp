@@ -9,6 +9,7 @@
 
 #include "core/text.h"
 #include "core/utf8.h"
+#include "report/pod_sections.h"
 
 namespace provision {
 namespace {
@@ -150,14 +151,23 @@ void make_strings_valid(toml::node& node) {
 
 // toml++'s JSON writer escapes a code point beyond U+FFFF as "\UXXXXXXXX"
 // (TOML's form, not JSON's): each becomes the raw UTF-8 character.  Other
-// escapes ("\\", "\"", "\u001B") are JSON already and pass through.
+// escapes ("\\", "\"", "\u001B") are JSON already and pass through.  A bare
+// NaN outside strings (put_json_null's; every other number is finite or
+// written as a string) becomes null.
 std::string as_json_text(const toml::table& root) {
     std::ostringstream formatted;
     formatted << toml::json_formatter{root, toml::format_flags::none};
     const std::string text = formatted.str();
     std::string out;
     out.reserve(text.size() + 1);
+    bool in_string = false;
     for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '"') in_string = !in_string;
+        if (!in_string && text.compare(i, 3, "NaN") == 0) {
+            out += "null";
+            i += 2;
+            continue;
+        }
         if (text[i] != '\\' || i + 1 >= text.size()) {
             out += text[i];
             continue;
@@ -201,9 +211,12 @@ std::string render_json(const Report& report) {
         entry.insert_or_assign("architecture", gpu.architecture);
         entry.insert_or_assign("memory_mib", static_cast<std::int64_t>(gpu.memory_mib));
         entry.insert_or_assign("health", health_table(gpu.health));
+        add_gpu_links(entry, gpu, report.pod);
         gpus.push_back(std::move(entry));
     }
     root.insert_or_assign("gpus", std::move(gpus));
+    root.insert_or_assign("links", links_array(report.pod));
+    root.insert_or_assign("container", container_table(report.pod.container));
     root.insert_or_assign("simulated", report.inventory.simulated());
     root.insert_or_assign("workload", report.workload);
     root.insert_or_assign("python", python_table(report.python));
@@ -258,6 +271,9 @@ std::string render_json(const Report& report) {
     root.insert_or_assign("warnings", std::move(warnings));
     root.insert_or_assign("findings", findings_array(report.findings));
     root.insert_or_assign("verdict", std::string(to_string(report.verdict)));
+    toml::table timings;
+    for (const auto& [phase, ms] : report.timings.phases()) put_number(timings, std::string(to_string(phase)), ms);
+    root.insert_or_assign("timings", std::move(timings));
 
     make_strings_valid(root);
     return as_json_text(root);
@@ -304,6 +320,8 @@ std::string render_summary(const Report& report, bool explain) {
     }
     if (!report.appended_arguments.empty())
         line("Arguments added", fmt::format("{}", fmt::join(report.appended_arguments, " ")));
+    if (const std::string peer_access = peer_access_line(report.pod); !peer_access.empty())
+        line("Peer access", peer_access);
     line("Env file", report.env_file.empty() ? std::string("not written") : report.env_file);
     line("Verdict", std::string(to_string(report.verdict)));
     for (const auto& finding : report.findings)
@@ -322,6 +340,7 @@ std::string render_summary(const Report& report, bool explain) {
         }
     }
     if (explain) {
+        out += explain_pod(inventory, report.pod);
         out += "  Python folders read:\n";
         if (report.python.site_packages.empty()) out += "    (none)\n";
         for (const auto& folder : report.python.site_packages)
@@ -331,6 +350,10 @@ std::string render_summary(const Report& report, bool explain) {
                                printable(fmt::format("{} {}", package.package, package.version), kLongest));
             for (const auto& detail : package.details) out += fmt::format("    {}\n", printable(detail, kLongest));
         }
+        std::string phases;
+        for (const auto& [phase, ms] : report.timings.phases())
+            phases += fmt::format("{}{} {:.1f}", phases.empty() ? "" : ", ", to_string(phase), ms);
+        out += fmt::format("  Timings (ms since start): {}\n", phases.empty() ? "none" : phases);
         out += "  Env settings:\n";
         for (const auto& [name, value] : report.env.entries())
             out += fmt::format("    {}={}{}\n", name, printable(value, kLongest),

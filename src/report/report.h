@@ -10,7 +10,9 @@
 #include "gpu/inventory.h"
 #include "health/findings.h"
 #include "health/torch_findings.h"
+#include "pod/pod.h"
 #include "python/workload_python.h"
+#include "report/timings.h"
 #include "select/selection.h"
 #include "validate/validation.h"
 
@@ -32,10 +34,12 @@ struct Report {
     ValidationSummary validation;
     std::vector<Finding> findings;   // health signals and driver faults, weighed by the policy
     std::vector<NativePackageReport> native;  // compiled packages judged from their files
+    PodReport pod;                   // links between the GPUs, their host links, the container's limits
     HealthLevel verdict = HealthLevel::ok;
     std::string env_file;            // where it was written; empty when not
     std::vector<std::string> appended_arguments;
     std::vector<std::string> notes;  // warnings worth a user's attention
+    PhaseClock timings;              // when each phase ended
 };
 
 std::string render_json(const Report& report);

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "validate/worker_protocol.h"
+#include "core/text.h"
 
 namespace provision {
 namespace {
@@ -27,33 +27,48 @@ CheckOutcome missing(const GpuChecks& job, const std::string& name, const ChildO
     }
     if (child.timed_out) {
         outcome.status = CheckStatus::timeout;
-        outcome.detail = fmt::format("no result within {:g} s; the worker was killed", timeout_s);
+        outcome.detail = fmt::format("no result within {:g} s{}; the worker was killed", timeout_s,
+                                     output.ready ? "" : " (it was still opening the GPU)");
         return outcome;
     }
-    if (child.signal != 0)
+    if (child.signal != 0) {
         outcome.detail = fmt::format("the validation worker died of {} without a result", describe_signal(child.signal));
-    else
+    } else if (output.ready && !output.ready->error.empty()) {
+        outcome.detail = fmt::format("the validation worker could not open the GPU: {}", output.ready->error);
+        return outcome;
+    } else {
         outcome.detail = fmt::format("the validation worker exited with status {} without a result", child.exit_code);
+    }
     if (!output.unparsed.empty()) outcome.detail += fmt::format("; it printed {}", quoted(output.unparsed));
     if (const std::string err = last_line(child.err); !err.empty())
         outcome.detail += fmt::format("; stderr: {}", quoted(err));
     return outcome;
 }
 
+bool same_uuid(const std::string& a, const std::string& b) { return lowercase(a) == lowercase(b); }
+
 }  // namespace
 
-std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const ChildOutcome& child, double timeout_s) {
-    const WorkerOutput output = parse_worker_output(child.out);
+std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const ChildOutcome& child,
+                                               const WorkerOutput& output, double timeout_s,
+                                               const std::string& expected_uuid) {
     std::vector<CheckOutcome> outcomes;
+    const bool other_gpu = output.ready && !output.ready->uuid.empty() && !expected_uuid.empty() &&
+                           !same_uuid(output.ready->uuid, expected_uuid);
     for (const std::string& name : job.checks) {
         const auto found = output.results.find(name);
-        if (found == output.results.end()) {
+        if (other_gpu) {
+            outcomes.push_back({job.gpu, name, CheckStatus::error, 0, 0, 0, 0,
+                                fmt::format("the validation worker opened GPU {}, not {} (CUDA index {} of the "
+                                            "workload): its results do not count",
+                                            printable(output.ready->uuid, 64), expected_uuid, job.gpu)});
+        } else if (found == output.results.end()) {
             outcomes.push_back(missing(job, name, child, output, timeout_s));
-            continue;
+        } else {
+            CheckOutcome outcome = found->second;
+            outcome.gpu = job.gpu;
+            outcomes.push_back(std::move(outcome));
         }
-        CheckOutcome outcome = found->second;
-        outcome.gpu = job.gpu;
-        outcomes.push_back(std::move(outcome));
     }
     return outcomes;
 }

@@ -1,22 +1,28 @@
 // From what a worker process did to one outcome per requested check.
 #pragma once
 
+#include <istream>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "validate/child_process.h"
 #include "validate/validation.h"
+#include "validate/worker_protocol.h"
 
 namespace provision {
 
 // A check with a result line keeps it; the others are "timeout" when the
 // worker was killed at the limit, else "error" saying how the worker ended
-// (could not start, died of a signal, exited without a result, printed
-// something else) with the last line of its stderr.
-std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const ChildOutcome& child, double timeout_s);
+// (could not start, could not open its GPU, died of a signal, exited
+// without a result, printed something else) with the last line of its
+// stderr.  A worker that opened another GPU than `expected_uuid` (when both
+// are known) has every check an error that names both.
+std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const ChildOutcome& child,
+                                               const WorkerOutput& output, double timeout_s,
+                                               const std::string& expected_uuid = {});
 
 // check_worker_main with its streams passed in (for tests).
-int run_check_worker(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run_check_worker(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
 
 }  // namespace provision

@@ -3,7 +3,15 @@
 // applies CUDA_VISIBLE_DEVICES at cuInit.  Built twice: as today's driver,
 // and with FAKE_OLD_DRIVER as one that predates cuDeviceGetUuid_v2.
 // Each cuInit appends a line to $PROVISION_FAKE_CUDA_INIT_LOG when it is
-// set, so a test can tell whether the driver was started at all.
+// set, so a test can tell whether the driver was started at all; each
+// context creation (cuDevicePrimaryCtxRetain, which the [faults] key
+// context_delay_ms slows down) appends "PID BEGIN_NS END_NS UUID" on the
+// monotonic clock to $PROVISION_FAKE_CUDA_CONTEXT_LOG, so a test can count
+// how many were under way at once.
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -77,7 +85,7 @@ void record_init() {
     const char* log = std::getenv("PROVISION_FAKE_CUDA_INIT_LOG");
     if (!log || !*log) return;
     if (std::FILE* file = std::fopen(log, "a")) {
-        std::fputs("cuInit\n", file);
+        std::fprintf(file, "cuInit %d\n", static_cast<int>(getpid()));
         std::fclose(file);
     }
 }
@@ -197,5 +205,38 @@ FAKE_EXPORT cuda::Result cuDeviceTotalMem_v2(std::size_t* bytes, cuda::Device de
     // is left out (480 MiB on an H100 with driver 580).
     const std::uint64_t mib = current->machine->fixture.gpus[gpu].memory_mib;
     *bytes = (mib > reserved_mib ? mib - reserved_mib : 0) * 1024ULL * 1024ULL;
+    return cuda::SUCCESS;
+}
+
+static std::int64_t monotonic_ns() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+// One write(2) of one line with O_APPEND: lines of processes that create
+// contexts at once never mix.
+static void record_context(std::int64_t begin, std::int64_t end, const std::string& uuid) {
+    const char* log = std::getenv("PROVISION_FAKE_CUDA_CONTEXT_LOG");
+    if (!log || !*log) return;
+    const int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    const std::string line = std::to_string(getpid()) + " " + std::to_string(begin) + " " + std::to_string(end) + " " +
+                             uuid + "\n";
+    [[maybe_unused]] const ssize_t written = write(fd, line.data(), line.size());
+    close(fd);
+}
+
+FAKE_EXPORT cuda::Result cuDevicePrimaryCtxRetain(void** context, cuda::Device device) {
+    std::shared_ptr<const Enumeration> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "cuDevicePrimaryCtxRetain", current, gpu); code != cuda::SUCCESS) return code;
+    if (!context) return cuda::ERROR_INVALID_VALUE;
+    const std::int64_t begin = monotonic_ns();
+    if (current->machine->context_delay_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(current->machine->context_delay_ms));
+    record_context(begin, monotonic_ns(), current->machine->fixture.gpus[gpu].uuid);
+    static int primary_context;  // any non-null handle will do
+    *context = &primary_context;
     return cuda::SUCCESS;
 }

@@ -7,8 +7,10 @@
 //                                 #   (9 driver not loaded, 18 version mismatch)
 //   nvml_init_delay_ms = 5000     # nvmlInit_v2 sleeps first (a hung driver),
 //                                 #   then fails with NVML_ERROR_TIMEOUT
+//   nvml_init_slow_ms = 500       # nvmlInit_v2 sleeps first, then succeeds (a slow start)
 //   cuda_init_error = 803         # CUresult that cuInit returns
 //   cuda_init_delay_ms = 5000     # cuInit sleeps first, then fails
+//   context_delay_ms = 300        # creating a context takes this long (it succeeds)
 //   lost_gpus = [1]               # fixture positions: NVML queries answer
 //                                 #   NVML_ERROR_GPU_IS_LOST, libcuda omits them
 //   cuda_order = [1, 0]           # CUDA's enumeration order as fixture
@@ -16,7 +18,8 @@
 //   failing_calls = [{ function = "nvmlDeviceGetMemoryInfo", gpu = 1, error = 999 }]
 //
 // Each GPU's optional [gpus.health] table (gpu_fixture.h) is what the fake
-// NVML's health queries answer.  The fake libcuda applies
+// NVML's health queries answer; its nvlinks and pcie and the [[links]] what
+// the topology calls answer (fake_nvml.cpp says how links are laid out).  The fake libcuda applies
 // CUDA_VISIBLE_DEVICES, as the real one does.
 #pragma once
 
@@ -38,8 +41,10 @@ struct Machine {
     provision::GpuFixture fixture;
     int nvml_init_error = 0;
     int nvml_init_delay_ms = 0;
+    int nvml_init_slow_ms = 0;
     int cuda_init_error = 0;
     int cuda_init_delay_ms = 0;
+    int context_delay_ms = 0;  // cuDevicePrimaryCtxRetain sleeps this long, then succeeds
     std::vector<std::size_t> lost_gpus;
     std::vector<std::size_t> cuda_order;  // empty: fixture order
     std::vector<FailingCall> failing_calls;

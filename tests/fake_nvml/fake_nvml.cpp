@@ -3,14 +3,17 @@
 // driver, and with FAKE_OLD_DRIVER as a driver that predates
 // nvmlDeviceGetCudaComputeCapability, nvmlSystemGetCudaDriverVersion_v2 and
 // the health queries (ECC, retired pages, row remapping, clock event
-// reasons, nvmlDeviceGetMemoryInfo_v2, running processes, MIG mode).
+// reasons, nvmlDeviceGetMemoryInfo_v2, running processes, MIG mode) and the
+// topology calls (peer access, PCIe relation, NVLinks, PCIe links).
 //
 // Health queries answer from the GPU's [gpus.health] table; a signal the
 // table leaves out reads as healthy (no errors, nothing pending, no
-// slowdown, no memory in use, no process, MIG off).  A failing call in
+// slowdown, no memory in use, no process, MIG off); the topology calls
+// from the GPUs' nvlinks and pcie and the [[links]] (see below).  A failing call in
 // [faults] with error = 3 makes one answer NVML_ERROR_NOT_SUPPORTED.
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -72,6 +75,8 @@ FAKE_EXPORT nvml::Return nvmlInit_v2() {
         return nvml::ERROR_TIMEOUT;
     }
     if (loaded->nvml_init_error) return static_cast<nvml::Return>(loaded->nvml_init_error);
+    if (loaded->nvml_init_slow_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(loaded->nvml_init_slow_ms));
     std::lock_guard lock(state_mutex);
     state = std::move(loaded);
     return nvml::SUCCESS;
@@ -267,5 +272,186 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetMigMode(nvml::Device device, unsigned* cur
     if (!current_mode || !pending_mode) return nvml::ERROR_INVALID_ARGUMENT;
     *current_mode = *pending_mode = health_of(*current, gpu).mig_mode.value_or(false) ? nvml::feature_enabled : 0;
     return nvml::SUCCESS;
+}
+#endif
+
+// Topology: each GPU's PCIe link and NVLinks (nvlinks, nvlinks_active, pcie
+// of its [[gpus]] entry) and each pair's path and peer access ([[links]]).
+// GPU p sits at PCI address 0000:(0x18 + 8p):00.0.  A GPU's NVLinks go to
+// its NV<n> peers, n links each in [[links]] order, where they suffice;
+// where the pairs name more links than the GPU has (every pair NV18 on an
+// HGX board), every link goes to an NVSwitch instead.  Links from
+// nvlinks_active on are inactive.  An NVLink pair's PCIe relation reads as
+// SYS.  Drivers before the topology calls (FAKE_OLD_DRIVER) lack them all.
+#ifndef FAKE_OLD_DRIVER
+namespace {
+
+constexpr unsigned switch_bus = 0xf0;
+
+unsigned bus_of(std::size_t gpu) { return 0x18 + 8 * static_cast<unsigned>(gpu); }
+
+void fill_pci(nvml::PciInfo& info, unsigned bus) {
+    info = {};
+    info.domain = 0;
+    info.bus = bus;
+    info.device = 0;
+    info.pci_device_id = 0x233010de;
+    std::snprintf(info.bus_id, sizeof info.bus_id, "00000000:%02X:00.0", bus);
+    std::snprintf(info.bus_id_legacy, sizeof info.bus_id_legacy, "0000:%02X:00.0", bus);
+}
+
+// Where link `link` of `gpu` leads: a peer's position, the switch (-2), or
+// nowhere (-1).
+int remote_of(const fake::Machine& machine, std::size_t gpu, unsigned link) {
+    const auto& fixture = machine.fixture;
+    unsigned assigned = 0, named = 0;
+    for (const auto& pair : fixture.topology.pairs)
+        if (pair.path == provision::LinkPath::nvlink && (pair.first == static_cast<int>(gpu) || pair.second == static_cast<int>(gpu)))
+            named += pair.nvlinks;
+    const unsigned total = fixture.gpus[gpu].nvlinks ? fixture.gpus[gpu].nvlinks->total : 0;
+    if (named > total) return -2;
+    for (const auto& pair : fixture.topology.pairs) {
+        if (pair.path != provision::LinkPath::nvlink) continue;
+        if (pair.first != static_cast<int>(gpu) && pair.second != static_cast<int>(gpu)) continue;
+        if (link < assigned + pair.nvlinks) return pair.first == static_cast<int>(gpu) ? pair.second : pair.first;
+        assigned += pair.nvlinks;
+    }
+    return -1;
+}
+
+// The NVLink `link` of `device`, or the error the call must return.
+nvml::Return lookup_link(nvml::Device device, unsigned link, const char* function,
+                         std::shared_ptr<const fake::Machine>& current, std::size_t& gpu) {
+    if (const auto code = lookup(device, function, current, gpu); code != nvml::SUCCESS) return code;
+    if (link >= nvml::nvlink_index_limit) return nvml::ERROR_INVALID_ARGUMENT;
+    const auto& links = current->fixture.gpus[gpu].nvlinks;
+    if (!links || link >= links->total) return nvml::ERROR_NOT_SUPPORTED;
+    return nvml::SUCCESS;
+}
+
+nvml::Return pcie_figure(nvml::Device device, const char* function, unsigned* value,
+                         unsigned provision::PcieLink::*field) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, function, current, gpu); code != nvml::SUCCESS) return code;
+    if (!value) return nvml::ERROR_INVALID_ARGUMENT;
+    const auto& pcie = current->fixture.gpus[gpu].pcie;
+    if (!pcie) return nvml::ERROR_NOT_SUPPORTED;
+    *value = (*pcie).*field;
+    return nvml::SUCCESS;
+}
+
+}  // namespace
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetPciInfo_v3(nvml::Device device, nvml::PciInfo* info) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetPciInfo_v3", current, gpu); code != nvml::SUCCESS) return code;
+    if (!info) return nvml::ERROR_INVALID_ARGUMENT;
+    fill_pci(*info, bus_of(gpu));
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetP2PStatus(nvml::Device first, nvml::Device second, int index, int* status) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t a = 0, b = 0;
+    if (const auto code = lookup(first, "nvmlDeviceGetP2PStatus", current, a); code != nvml::SUCCESS) return code;
+    if (const auto code = lookup(second, "nvmlDeviceGetP2PStatus", current, b); code != nvml::SUCCESS) return code;
+    if (!status) return nvml::ERROR_INVALID_ARGUMENT;
+    const auto* pair = current->fixture.topology.find(static_cast<int>(a), static_cast<int>(b));
+    if (a == b || !pair) {
+        *status = nvml::P2P_STATUS_NOT_SUPPORTED;  // as the real driver answers for one device twice
+    } else if (index == nvml::p2p_caps_read || index == nvml::p2p_caps_write) {
+        *status = static_cast<int>(pair->p2p);  // PeerAccess follows nvmlGpuP2PStatus_t's order
+    } else if (index == nvml::p2p_caps_nvlink) {
+        *status = pair->path == provision::LinkPath::nvlink ? nvml::P2P_STATUS_OK : nvml::P2P_STATUS_NOT_SUPPORTED;
+    } else {
+        *status = nvml::P2P_STATUS_NOT_SUPPORTED;
+    }
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetTopologyCommonAncestor(nvml::Device first, nvml::Device second, int* level) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t a = 0, b = 0;
+    if (const auto code = lookup(first, "nvmlDeviceGetTopologyCommonAncestor", current, a); code != nvml::SUCCESS)
+        return code;
+    if (const auto code = lookup(second, "nvmlDeviceGetTopologyCommonAncestor", current, b); code != nvml::SUCCESS)
+        return code;
+    if (!level) return nvml::ERROR_INVALID_ARGUMENT;
+    const auto* pair = current->fixture.topology.find(static_cast<int>(a), static_cast<int>(b));
+    if (a == b || !pair) return nvml::ERROR_NOT_SUPPORTED;
+    switch (pair->path) {
+        case provision::LinkPath::pix: *level = nvml::TOPOLOGY_SINGLE; break;
+        case provision::LinkPath::pxb: *level = nvml::TOPOLOGY_MULTIPLE; break;
+        case provision::LinkPath::phb: *level = nvml::TOPOLOGY_HOSTBRIDGE; break;
+        case provision::LinkPath::node: *level = nvml::TOPOLOGY_NODE; break;
+        default: *level = nvml::TOPOLOGY_SYSTEM; break;
+    }
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetNvLinkState(nvml::Device device, unsigned link, unsigned* active) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup_link(device, link, "nvmlDeviceGetNvLinkState", current, gpu); code != nvml::SUCCESS)
+        return code;
+    if (!active) return nvml::ERROR_INVALID_ARGUMENT;
+    *active = link < current->fixture.gpus[gpu].nvlinks->active ? nvml::feature_enabled : 0;
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetNvLinkVersion(nvml::Device device, unsigned link, unsigned* version) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup_link(device, link, "nvmlDeviceGetNvLinkVersion", current, gpu); code != nvml::SUCCESS)
+        return code;
+    if (!version) return nvml::ERROR_INVALID_ARGUMENT;
+    // NVML's codes by the GPU's generation: V100 2.0, A100 3.0, H100 4.0, B200 5.0.
+    switch (current->fixture.gpus[gpu].compute_capability.major) {
+        case 7: *version = 2; break;
+        case 8: *version = 4; break;
+        case 9: *version = 6; break;
+        default: *version = 7; break;
+    }
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetNvLinkRemoteDeviceType(nvml::Device device, unsigned link, int* type) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup_link(device, link, "nvmlDeviceGetNvLinkRemoteDeviceType", current, gpu);
+        code != nvml::SUCCESS)
+        return code;
+    if (!type) return nvml::ERROR_INVALID_ARGUMENT;
+    const int remote = remote_of(*current, gpu, link);
+    *type = remote == -2 ? nvml::nvlink_device_switch : remote >= 0 ? nvml::nvlink_device_gpu : 0xff;
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetNvLinkRemotePciInfo_v2(nvml::Device device, unsigned link, nvml::PciInfo* info) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup_link(device, link, "nvmlDeviceGetNvLinkRemotePciInfo_v2", current, gpu);
+        code != nvml::SUCCESS)
+        return code;
+    if (!info) return nvml::ERROR_INVALID_ARGUMENT;
+    const int remote = remote_of(*current, gpu, link);
+    if (remote == -1) return nvml::ERROR_NOT_SUPPORTED;
+    fill_pci(*info, remote == -2 ? switch_bus : bus_of(static_cast<std::size_t>(remote)));
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetCurrPcieLinkGeneration(nvml::Device device, unsigned* value) {
+    return pcie_figure(device, "nvmlDeviceGetCurrPcieLinkGeneration", value, &provision::PcieLink::generation);
+}
+FAKE_EXPORT nvml::Return nvmlDeviceGetCurrPcieLinkWidth(nvml::Device device, unsigned* value) {
+    return pcie_figure(device, "nvmlDeviceGetCurrPcieLinkWidth", value, &provision::PcieLink::width);
+}
+FAKE_EXPORT nvml::Return nvmlDeviceGetMaxPcieLinkGeneration(nvml::Device device, unsigned* value) {
+    return pcie_figure(device, "nvmlDeviceGetMaxPcieLinkGeneration", value, &provision::PcieLink::max_generation);
+}
+FAKE_EXPORT nvml::Return nvmlDeviceGetMaxPcieLinkWidth(nvml::Device device, unsigned* value) {
+    return pcie_figure(device, "nvmlDeviceGetMaxPcieLinkWidth", value, &provision::PcieLink::max_width);
 }
 #endif

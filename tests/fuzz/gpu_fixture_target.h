@@ -38,6 +38,17 @@ inline void check_machine(const provision::GpuFixture& machine) {
         FUZZ_CHECK(uuids.insert(gpu.uuid).second);
     }
     if (!machine.gpus.empty()) FUZZ_CHECK(machine.driver.present);
+    // Every pair once, listed or not; NV<n> never names more links than a GPU has.
+    const std::size_t count = machine.gpus.size();
+    FUZZ_CHECK(machine.topology.pairs.size() == count * (count - (count > 0)) / 2);
+    for (const auto& pair : machine.topology.pairs) {
+        FUZZ_CHECK(pair.first != pair.second);
+        if (pair.path != provision::LinkPath::nvlink) continue;
+        for (const int end : {pair.first, pair.second}) {
+            const auto& links = machine.gpus[static_cast<std::size_t>(end)].nvlinks;
+            FUZZ_CHECK(links && pair.nvlinks <= links->total);
+        }
+    }
 }
 
 inline void check_visible(const provision::GpuFixture& machine, const provision::Inventory& inventory) {
@@ -53,6 +64,9 @@ inline void check_visible(const provision::GpuFixture& machine, const provision:
         FUZZ_CHECK(host != machine.gpus.end());
         FUZZ_CHECK(host->name == gpu.name && host->memory_mib == gpu.memory_mib);
     }
+    const std::size_t visible = inventory.gpus.size();
+    FUZZ_CHECK(inventory.pairs.size() == visible * (visible - (visible > 0)) / 2);
+    for (const auto& pair : inventory.pairs) FUZZ_CHECK(pair.first < pair.second && pair.second < static_cast<int>(visible));
 }
 
 inline void one_input(std::string_view input) {

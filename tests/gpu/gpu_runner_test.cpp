@@ -80,3 +80,18 @@ TEST_CASE("runner: a planted wrong result fails only its own check", "[gpu][runn
     CHECK(outcomes[0].max_rel_error > outcomes[0].tolerance);
     CHECK((outcomes[1].status == CheckStatus::passed || outcomes[1].status == CheckStatus::unsupported));
 }
+
+TEST_CASE("runner: a worker that sees its GPU alone, by UUID, validates that GPU", "[gpu][runner]") {
+    const auto device = device_or_skip();
+    if (!device) return;
+    const kernels::OpenedDevice opened = kernels::open_device(device->index);
+    REQUIRE(opened.ok);
+    fmt::print("runner: GPU {} is {}\n", device->index, opened.uuid);
+    CheckWorkers workers(options_with(60));
+    workers.keep({{device->index, opened.uuid, opened.uuid}});
+    const auto outcomes = workers.run({{device->index, {"attention.fp16"}}});
+    REQUIRE(outcomes.size() == 1);
+    INFO(outcomes[0].detail);
+    CHECK(outcomes[0].status == CheckStatus::passed);
+    CHECK(workers.ready_at());
+}

@@ -22,7 +22,8 @@ inline std::vector<CudaVisibleDevicesRow> cuda_visible_devices_table(const std::
     std::string upper = uuid;
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     const std::vector<std::pair<std::string, std::string>> placeholders = {
-        {"<uuid>", uuid}, {"<UUID>", upper}, {"<uuid8>", uuid.substr(0, 8)}, {"<uuid4>", uuid.substr(0, 4)},
+        {"<uuid>", uuid}, {"<UUID>", upper}, {"<uuid8>", uuid.substr(0, 8)}, {"<uuid6>", uuid.substr(0, 6)},
+        {"<uuid4>", uuid.substr(0, 4)},
         {"\\t", "\t"}};
     std::ifstream in(tsv_path);
     std::vector<CudaVisibleDevicesRow> rows;

@@ -59,7 +59,10 @@ TEST_CASE("CUDA_VISIBLE_DEVICES UUIDs match in full or by a unique prefix", "[gp
     CHECK(visible("8932f937-d72c") == Positions{});   // "GPU-" is needed,
     CHECK(visible("gpu-3c9a") == Positions{});        // as written
     CHECK(visible("GPU-3C9A") == Positions{3});       // the hex in either case
-    CHECK(visible("GPU-3c9a 1") == Positions{3});     // what follows the hex is ignored
+    CHECK(visible("GPU-3c9a 1") == Positions{});      // a prefix ends with the entry,
+    CHECK(visible("GPU-8932f9zz") == Positions{});    // as measured against CUDA,
+    CHECK(visible("GPU-3c9a2f41-5b6d-47e8-a0c1-d2e3f4a5b6c7-extra") == Positions{3});  // but a whole UUID
+    CHECK(visible("GPU-3c9a2f41-5b6d-47e8-a0c1-d2e3f4a5b6c7 1") == Positions{3});      // ignores what follows
     CHECK(visible("GPU-1b7e,0") == Positions{1, 0});  // UUIDs and indices mix
     CHECK(visible("GPU-1b7e3c52-0a9d-4e61-8f2b-7c4d5e6f7a80,GPU-1b99") == Positions{1, 2});
 }

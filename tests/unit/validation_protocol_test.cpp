@@ -52,35 +52,78 @@ TEST_CASE("fault specs pick the fault of the first matching entry", "[validation
     CHECK(fault_for_check("nonsense", "gemm.tf32").empty());
 }
 
-TEST_CASE("the worker command line names the GPU, mode, fault and checks", "[validation][protocol]") {
+TEST_CASE("the worker command line names the GPU, mode and fault; the checks go to its input",
+          "[validation][protocol]") {
     ValidationOptions options;
     options.mode = ValidateMode::full;
     options.fault = "*=hang";
-    const auto args = worker_arguments({2, {"attention.fp16", "gemm.tf32"}}, options);
-    CHECK(args == std::vector<std::string>{"__check-worker", "--gpu", "2", "--mode", "full", "--fault", "*=hang", "--",
-                                           "attention.fp16", "gemm.tf32"});
+    CHECK(worker_arguments(2, options) ==
+          std::vector<std::string>{"__check-worker", "--gpu", "2", "--mode", "full", "--fault", "*=hang"});
+    options.simulate = true;
+    CHECK(worker_arguments(0, options).back() == "--simulate");
+    CHECK(format_check_list({"attention.fp16", "gemm.tf32"}) == "attention.fp16\ngemm.tf32\n\n");
 }
 
-TEST_CASE("the worker prints one parsable result per check", "[validation][protocol]") {
-    // Without a GPU (or without the kernels) every check still gets a line.
+TEST_CASE("ready and done lines round-trip, the time on the monotonic clock", "[validation][protocol]") {
+    WorkerReady ready;
+    ready.at = MonotonicTime(std::chrono::nanoseconds(123456789012));
+    ready.open_ms = 231.5;
+    ready.uuid = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6";
+    ready.capability = "9.0";
+    const std::string done = format_done_line(MonotonicTime(std::chrono::nanoseconds(223456789012)));
+    const WorkerOutput output = parse_worker_output(format_ready_line(ready) + "\n" + done + "\n");
+    CHECK(output.unparsed.empty());
+    REQUIRE(output.ready);
+    CHECK(output.ready->at == ready.at);
+    CHECK(output.ready->open_ms == 231.5);
+    CHECK(output.ready->uuid == ready.uuid);
+    CHECK(output.ready->capability == "9.0");
+    CHECK(output.ready->error.empty());
+    REQUIRE(output.done);
+    CHECK(output.done->time_since_epoch() == std::chrono::nanoseconds(223456789012));
+
+    // A line still being written is not read yet.
+    const WorkerOutput partial = parse_worker_output(format_ready_line(ready));
+    CHECK_FALSE(partial.ready);
+}
+
+TEST_CASE("the worker prints ready, one parsable result per check, then done", "[validation][protocol]") {
+    std::istringstream in("attention.fp16\nno.such.check\n\n");
     std::ostringstream out, err;
-    const int status = run_check_worker({"--gpu", "0", "--mode", "quick", "--", "attention.fp16", "no.such.check"},
-                                        out, err);
+    const int status = run_check_worker({"--gpu", "0", "--mode", "quick"}, in, out, err);
     CHECK(status == 0);
     const WorkerOutput output = parse_worker_output(out.str());
     CHECK(output.unparsed.empty());
+    REQUIRE(output.ready);
+    CHECK(output.done);
     REQUIRE(output.results.size() == 2);
     CHECK(output.results.at("no.such.check").status == CheckStatus::error);
-    CHECK(output.results.at("no.such.check").detail.find("unknown check") != std::string::npos);
-    const CheckStatus status_fp16 = output.results.at("attention.fp16").status;
-    CHECK((status_fp16 == CheckStatus::passed || status_fp16 == CheckStatus::unsupported || status_fp16 == CheckStatus::error));
-    if (!provision::kernels::kernels_available()) CHECK(status_fp16 == CheckStatus::unsupported);
+    if (output.ready->error.empty()) {  // a GPU is here
+        CHECK(output.results.at("no.such.check").detail.find("unknown check") != std::string::npos);
+    } else {  // without a GPU or the kernels, every check says why it could not run
+        for (const auto& [name, result] : output.results) {
+            CHECK(result.status == CheckStatus::error);
+            CHECK(result.detail.find("the GPU could not be opened") != std::string::npos);
+        }
+        if (!provision::kernels::kernels_available())
+            CHECK(output.ready->error.find("without a CUDA toolkit") != std::string::npos);
+    }
+}
+
+TEST_CASE("a worker given no check opens nothing more and leaves", "[validation][protocol]") {
+    std::istringstream in("");
+    std::ostringstream out, err;
+    CHECK(run_check_worker({"--gpu", "0"}, in, out, err) == 0);
+    const WorkerOutput output = parse_worker_output(out.str());
+    CHECK(output.results.empty());
+    CHECK_FALSE(output.done);
 }
 
 TEST_CASE("the worker refuses bad arguments with status 2", "[validation][protocol]") {
     std::ostringstream out, err;
-    CHECK(run_check_worker({"--gpu", "0", "--mode", "sometimes", "--", "gemm.tf32"}, out, err) == 2);
-    CHECK(run_check_worker({"--mode", "quick", "--", "gemm.tf32"}, out, err) == 2);  // no --gpu
+    std::istringstream in("gemm.tf32\n\n");
+    CHECK(run_check_worker({"--gpu", "0", "--mode", "sometimes"}, in, out, err) == 2);
+    CHECK(run_check_worker({"--mode", "quick"}, in, out, err) == 2);  // no --gpu
     CHECK(out.str().empty());
     CHECK(err.str().find("__check-worker") != std::string::npos);
 }
@@ -93,7 +136,7 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
     SECTION("killed at the limit") {
         child.timed_out = true;
         child.signal = 9;
-        const auto outcomes = outcomes_from_worker(job, child, 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
         REQUIRE(outcomes.size() == 2);
         CHECK(outcomes[0].status == CheckStatus::passed);
         CHECK(outcomes[0].gpu == 1);
@@ -103,7 +146,7 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
     SECTION("crashed") {
         child.signal = 11;
         child.err = "some noise\nSegmentation fault in libcuda\n\n";
-        const auto outcomes = outcomes_from_worker(job, child, 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
         CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail.find("signal 11") != std::string::npos);
         CHECK(outcomes[1].detail.find("Segmentation fault in libcuda") != std::string::npos);
@@ -111,7 +154,7 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
     SECTION("exited without a result") {
         child.exit_code = 1;
         child.out += "Traceback: something odd\n";
-        const auto outcomes = outcomes_from_worker(job, child, 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
         CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail.find("status 1") != std::string::npos);
         CHECK(outcomes[1].detail.find("Traceback: something odd") != std::string::npos);
@@ -119,20 +162,47 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
     SECTION("could not start") {
         child = ChildOutcome{};
         child.start_error = "cannot start /nowhere: No such file or directory";
-        const auto outcomes = outcomes_from_worker(job, child, 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
         CHECK(outcomes[0].status == CheckStatus::error);
         CHECK(outcomes[0].detail.find("/nowhere") != std::string::npos);
     }
     SECTION("an unknown status is an error") {
-        child.out = R"(result = { name = "gemm.tf32", status = "great", detail = "fine" })";
+        child.out = R"(result = { name = "gemm.tf32", status = "great", detail = "fine" })" "\n";
         child.exit_code = 0;
-        const auto outcomes = outcomes_from_worker(job, child, 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
         CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail.find("great") != std::string::npos);
     }
+    SECTION("could not open its GPU") {
+        child.out = R"(ready = { at_ns = 5, open_ms = 3.0, error = "cudaErrorNoDevice" })" "\n";
+        child.exit_code = 0;
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
+        CHECK(outcomes[0].status == CheckStatus::error);
+        CHECK(outcomes[0].detail == "the validation worker could not open the GPU: cudaErrorNoDevice");
+    }
+    SECTION("killed while still opening its GPU") {
+        child = ChildOutcome{};
+        child.timed_out = true;
+        child.signal = 9;
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
+        CHECK(outcomes[0].status == CheckStatus::timeout);
+        CHECK(outcomes[0].detail.find("still opening the GPU") != std::string::npos);
+    }
+    SECTION("opened another GPU than the one expected") {
+        child.out = R"(ready = { at_ns = 5, open_ms = 3.0, uuid = "GPU-aaaa" })" "\n" + child.out;
+        const auto outcomes =
+            outcomes_from_worker(job, child, parse_worker_output(child.out), 5, "GPU-bbbb");
+        for (const auto& outcome : outcomes) {
+            CHECK(outcome.status == CheckStatus::error);
+            CHECK(outcome.detail.find("opened GPU GPU-aaaa, not GPU-bbbb") != std::string::npos);
+        }
+        // The same GPU, written in capitals, is the same GPU.
+        CHECK(outcomes_from_worker(job, child, parse_worker_output(child.out), 5, "GPU-AAAA")[0].status ==
+              CheckStatus::passed);
+    }
     SECTION("timeout is the parent's word, never a worker's") {
-        child.out = R"(result = { name = "gemm.tf32", status = "timeout" })";
-        const auto outcomes = outcomes_from_worker(job, child, 5);
+        child.out = R"(result = { name = "gemm.tf32", status = "timeout" })" "\n";
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
         CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail == "the worker reported an unknown status 'timeout'");
     }

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <sys/wait.h>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -36,12 +39,46 @@ private:
     std::string path_;
 };
 
-// Answers every check after "--" with a passed result naming its --gpu.
+// A file name in the temporary folder, removed at the end.
+class TempPath {
+public:
+    TempPath() {
+        std::string pattern = (fs::temp_directory_path() / "provision-runner-XXXXXX").string();
+        const int fd = mkstemp(pattern.data());
+        REQUIRE(fd >= 0);
+        close(fd);
+        path_ = pattern;
+    }
+    ~TempPath() { fs::remove(path_); }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+// Says it is ready, then answers every check named on its input with a
+// passed result naming its --gpu, then says it is done.
 const char* kAnswering = R"(gpu=x
-while [ "$1" != "--" ]; do [ "$1" = "--gpu" ] && gpu=$2; shift; done; shift
-for c in "$@"; do
+while [ $# -gt 0 ]; do [ "$1" = "--gpu" ] && gpu=$2; shift; done
+echo "ready = { at_ns = 1, open_ms = 1.0 }"
+while read -r c && [ -n "$c" ]; do
   echo "result = { name = \"$c\", status = \"passed\", max_rel_error = 0.001, tolerance = 0.004, ms = 1.5, tflops = 0.0, detail = \"gpu $gpu\" }"
-done)";
+done
+echo "done = { at_ns = 2 }")";
+
+bool process_alive(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+pid_t read_pid(const std::string& path) {
+    std::ifstream in(path);
+    pid_t pid = 0;
+    in >> pid;
+    return pid;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -139,7 +176,76 @@ TEST_CASE("runner: the worker sees the mode and the fault spec", "[validation][r
     options.fault = "gemm.tf32=wrong-result";
     const auto outcomes = run_validation({{5, {"gemm.tf32"}}}, options);
     REQUIRE(outcomes.size() == 1);
-    CHECK(outcomes[0].detail == "__check-worker --gpu 5 --mode full --fault gemm.tf32=wrong-result -- gemm.tf32");
+    CHECK(outcomes[0].detail == "__check-worker --gpu 5 --mode full --fault gemm.tf32=wrong-result");
+}
+
+TEST_CASE("runner: results are taken at 'done', without waiting for the worker to exit", "[validation][runner]") {
+    TempPath pid_file;
+    FakeWorker worker(std::string("echo $$ > ") + pid_file.path() + "\n" + kAnswering + "\nexec sleep 30");
+    const auto outcomes = run_validation({{0, {"gemm.tf32"}}}, options_for(worker, 10));
+    REQUIRE(outcomes.size() == 1);
+    CHECK(outcomes[0].status == CheckStatus::passed);
+    const pid_t pid = read_pid(pid_file.path());
+    REQUIRE(pid > 0);
+    CHECK(process_alive(pid));  // still "tearing down": not waited for, not killed
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+}
+
+TEST_CASE("runner: the limit counts the worker's own work, not the wait for its checks", "[validation][runner]") {
+    SECTION("ready at once, checks sent later: the wait does not count") {
+        FakeWorker worker(kAnswering);
+        CheckWorkers workers(options_for(worker, 1.0));
+        workers.keep({{0, {}, {}}});
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // provision busy elsewhere
+        const auto outcomes = workers.run({{0, {"gemm.tf32"}}});
+        REQUIRE(outcomes.size() == 1);
+        CHECK(outcomes[0].status == CheckStatus::passed);
+        CHECK(workers.ready_at());
+    }
+    SECTION("still opening its GPU when the limit has passed: killed at once") {
+        FakeWorker worker("sleep 30");
+        CheckWorkers workers(options_for(worker, 0.5));
+        workers.keep({{0, {}, {}}});
+        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        const auto start = std::chrono::steady_clock::now();
+        const auto outcomes = workers.run({{0, {"gemm.tf32"}}});
+        CHECK(seconds_since(start) < 0.4);  // no second limit granted
+        REQUIRE(outcomes.size() == 1);
+        CHECK(outcomes[0].status == CheckStatus::timeout);
+        CHECK(outcomes[0].detail.find("still opening the GPU") != std::string::npos);
+        CHECK_FALSE(workers.ready_at());
+    }
+}
+
+TEST_CASE("runner: a worker started early and then not needed is stopped", "[validation][runner]") {
+    TempPath pid_file;
+    FakeWorker worker(std::string("echo $$ > ") + pid_file.path() + "\nexec sleep 30");
+    CheckWorkers workers(options_for(worker, 10));
+    workers.keep({{0, {}, {}}, {1, {}, {}}});
+    CHECK(workers.any());
+    for (int i = 0; i < 200 && read_pid(pid_file.path()) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const pid_t pid = read_pid(pid_file.path());
+    REQUIRE(pid > 0);
+    const auto outcomes = workers.run({});  // the selection needs no check
+    CHECK(outcomes.empty());
+    CHECK_FALSE(workers.any());
+    for (int i = 0; i < 200 && process_alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK_FALSE(process_alive(pid));
+}
+
+TEST_CASE("runner: each worker sees only its GPU when a target names it", "[validation][runner]") {
+    FakeWorker worker(R"(gpu=x
+while [ $# -gt 0 ]; do [ "$1" = "--gpu" ] && gpu=$2; shift; done
+read -r c
+echo "result = { name = \"$c\", status = \"passed\", detail = \"gpu $gpu visible $CUDA_VISIBLE_DEVICES\" }")");
+    CheckWorkers workers(options_for(worker, 10));
+    workers.keep({{3, "GPU-1b7e3c52", "GPU-1b7e3c52"}});
+    const auto outcomes = workers.run({{3, {"gemm.tf32"}}});
+    REQUIRE(outcomes.size() == 1);
+    CHECK(outcomes[0].gpu == 3);
+    CHECK(outcomes[0].detail == "gpu 0 visible GPU-1b7e3c52");
 }
 
 TEST_CASE("children: the whole process group goes at the limit", "[validation][runner]") {

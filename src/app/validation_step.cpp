@@ -1,0 +1,161 @@
+#include "app/validation_step.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/text.h"
+#include "validate/fault_injection.h"
+#include "validation_kernels.h"
+
+namespace provision {
+namespace {
+
+ValidationOptions validation_options(const Options& options) {
+    ValidationOptions validation;
+    validation.mode = options.validate;
+    validation.timeout_s = options.validate_timeout_s;
+    if constexpr (kFaultInjection) {
+        if (const auto it = options.environment.find("PROVISION_TEST_FAULT"); it != options.environment.end())
+            validation.fault = it->second;
+        if (const auto it = options.environment.find("PROVISION_TEST_WORKER"); it != options.environment.end())
+            validation.simulate = it->second == "simulate";
+    }
+    return validation;
+}
+
+bool exists(const char* path) {
+    struct stat info {};
+    return ::stat(path, &info) == 0;
+}
+
+// The CUDA_VISIBLE_DEVICES entry of the GPU the workload sees first: CUDA
+// splits the value at commas and enumerates the entries in order, so the
+// first one alone names that GPU.  Unset: CUDA's device 0.  Nullopt when no
+// GPU would be visible.
+std::optional<std::string> first_visible(const std::optional<std::string>& visible) {
+    if (!visible) return "0";
+    const std::string first = trimmed(visible->substr(0, visible->find(',')));
+    if (first.empty()) return std::nullopt;
+    return first;
+}
+
+// Checks worth running: those of every mechanism that could serve before
+// validation (so a fallback needs no second round), and the features'.
+std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& recipes, const Decision& decision,
+                                   ValidationSummary& summary) {
+    std::set<std::string> wanted;
+    for (const auto& candidate : decision.candidates)
+        if (candidate.accepted)
+            for (const auto& check : recipes.mechanisms.at(candidate.mechanism).checks) wanted.insert(check);
+    for (const auto& [name, feature] : recipes.features)
+        for (const auto& check : feature.checks) wanted.insert(check);
+
+    std::vector<GpuChecks> work;
+    for (const auto& gpu : inventory.gpus) {
+        GpuChecks entry{gpu.index, {}};
+        for (const auto& check : wanted) {
+            const CheckSpec& spec = recipes.checks.at(check);
+            if (spec.compute_capability.contains(gpu.compute_capability)) {
+                entry.checks.push_back(check);
+            } else {
+                summary.checks.push_back({gpu.index, check, CheckStatus::unsupported, 0, 0, 0, 0,
+                                          fmt::format("needs {}", spec.compute_capability.str())});
+            }
+        }
+        if (!entry.checks.empty()) work.push_back(entry);
+    }
+    return work;
+}
+
+}  // namespace
+
+ValidationStep::ValidationStep(const Options& options)
+    : validation_(validation_options(options)), workers_(validation_) {
+    can_validate_ = options.validate != ValidateMode::off && options.gpu_fixture.empty() &&
+                    (kernels::kernels_available() || validation_.simulate);
+    if (const auto it = options.environment.find("CUDA_VISIBLE_DEVICES"); it != options.environment.end())
+        environment_visible_ = it->second;
+    if (!can_validate_ || !(exists("/dev/nvidiactl") || validation_.simulate)) return;
+    if (const auto first = first_visible(environment_visible_)) workers_.keep({{0, *first, {}}});
+}
+
+std::optional<std::string> ValidationStep::skip_reason(const Inventory& inventory) const {
+    if (validation_.mode == ValidateMode::off) return "disabled (--no-validate)";
+    if (inventory.gpus.empty()) return "no GPU";
+    if (inventory.simulated()) return "simulated";
+    if (!can_validate_) return "provision was built without the CUDA kernels";
+    return std::nullopt;
+}
+
+void ValidationStep::follow(const Inventory& inventory) {
+    if (skip_reason(inventory)) {
+        workers_.stop_all();
+        return;
+    }
+    std::vector<WorkerTarget> targets;
+    for (const Gpu& gpu : inventory.gpus) {
+        // By UUID, whatever the order CUDA would give.  A GPU in MIG mode is
+        // reached only through its instances' names: the workload's view then.
+        const bool by_uuid = !gpu.uuid.empty() && !gpu.health.mig_mode.value_or(false);
+        targets.push_back({gpu.index, by_uuid ? gpu.uuid : std::string(), gpu.uuid});
+    }
+    workers_.keep(targets);
+}
+
+void ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
+                         ValidationSummary& summary, PhaseClock& clock) {
+    if (const auto reason = skip_reason(inventory)) {
+        summary.reason = *reason;
+        workers_.stop_all();
+        return;
+    }
+    const auto work = plan_checks(inventory, recipes, first, summary);
+    const auto start = std::chrono::steady_clock::now();
+    for (const auto& outcome : workers_.run(work)) summary.checks.push_back(outcome);
+    const auto end = std::chrono::steady_clock::now();
+    summary.wall_ms = std::chrono::duration<double, std::milli>(end - start).count();
+    if (const auto ready = workers_.ready_at()) clock.mark_at(Phase::worker_ready, *ready);
+    if (!work.empty()) clock.mark_at(Phase::checks, end);
+
+    bool any_run = false, any_failed = false;
+    for (const auto& check : summary.checks) {
+        if (check.status == CheckStatus::unsupported) continue;
+        any_run = true;
+        if (check.status != CheckStatus::passed) any_failed = true;
+    }
+    summary.status = !any_run     ? ValidationStatus::skipped
+                     : any_failed ? ValidationStatus::failed
+                                  : ValidationStatus::passed;
+    if (!any_run) summary.reason = "no check applies to these GPUs";
+    if (any_failed) summary.reason = "a check failed; mechanisms that need it were rejected";
+}
+
+CheckVerdicts verdicts_of(const ValidationSummary& summary) {
+    CheckVerdicts verdicts;
+    for (const auto& check : summary.checks) {
+        CheckVerdict verdict;
+        switch (check.status) {
+            case CheckStatus::passed: verdict.state = CheckState::passed; break;
+            case CheckStatus::unsupported: verdict.state = CheckState::unsupported; break;
+            case CheckStatus::failed:
+                verdict.state = CheckState::failed;
+                verdict.summary = fmt::format("max relative error {:.3g} exceeds the tolerance {:.3g}",
+                                              check.max_rel_error, check.tolerance);
+                break;
+            case CheckStatus::error:
+            case CheckStatus::timeout:
+                verdict.state = CheckState::failed;
+                verdict.summary =
+                    fmt::format("{}{}", to_string(check.status), check.detail.empty() ? "" : ": " + check.detail);
+                break;
+        }
+        verdicts[{check.gpu, check.name}] = verdict;
+    }
+    return verdicts;
+}
+
+}  // namespace provision

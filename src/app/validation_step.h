@@ -1,0 +1,49 @@
+// The validate stage as the pipeline drives it: the GPU workers started as
+// early as possible (the first GPU's before anything is read, the others as
+// soon as detection has found them), given the checks the first selection
+// needs, and the results turned into the verdicts the second selection
+// takes.  A run that validates nothing (--no-validate, a fixture, a machine
+// without GPUs, a build without kernels) never starts one.
+#pragma once
+
+#include <optional>
+
+#include "app/options.h"
+#include "gpu/inventory.h"
+#include "recipe/recipe.h"
+#include "report/report.h"
+#include "report/timings.h"
+#include "select/selection.h"
+#include "validate/validation.h"
+
+namespace provision {
+
+class ValidationStep {
+public:
+    // Starts the worker of the GPU the workload sees first when a GPU seems
+    // to be there (/dev/nvidiactl exists) and validation will run.
+    explicit ValidationStep(const Options& options);
+
+    // One worker per visible GPU, each seeing that GPU alone; none when no
+    // check can run on this inventory.
+    void follow(const Inventory& inventory);
+
+    // Runs the checks of every mechanism the first decision found able to
+    // serve, and of the features; fills `summary`, marks worker_ready and
+    // checks on `clock`.
+    void run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first, ValidationSummary& summary,
+             PhaseClock& clock);
+
+private:
+    // Why nothing is validated on this inventory; nullopt when checks can run.
+    std::optional<std::string> skip_reason(const Inventory& inventory) const;
+
+    ValidationOptions validation_;
+    bool can_validate_ = false;
+    std::optional<std::string> environment_visible_;  // CUDA_VISIBLE_DEVICES as the workload gets it
+    CheckWorkers workers_;
+};
+
+CheckVerdicts verdicts_of(const ValidationSummary& summary);
+
+}  // namespace provision

@@ -1,0 +1,29 @@
+#include "pod/copy_check.h"
+
+namespace provision {
+
+std::string_view to_string(PeerCopyStatus status) {
+    switch (status) {
+        case PeerCopyStatus::passed: return "passed";
+        case PeerCopyStatus::wrong_bytes: return "wrong-bytes";
+        case PeerCopyStatus::timeout: return "timeout";
+        case PeerCopyStatus::error: return "error";
+        case PeerCopyStatus::skipped: break;
+    }
+    return "skipped";
+}
+
+const PeerCopyResult* CopyChecks::pair(int first, int second) const {
+    for (const PeerCopyResult& result : pairs)
+        if ((result.first == first && result.second == second) || (result.first == second && result.second == first))
+            return &result;
+    return nullptr;
+}
+
+const HostCopyResult* CopyChecks::host(int gpu) const {
+    for (const HostCopyResult& result : hosts)
+        if (result.gpu == gpu) return &result;
+    return nullptr;
+}
+
+}  // namespace provision

@@ -1,0 +1,67 @@
+// What the copy check measured: for each pair of GPUs that claims peer
+// access, a buffer copied each way with peer access enabled and every byte
+// verified on the receiving GPU; for each GPU, pinned host->device and
+// device->host copies.  The validation worker fills these plain values; the
+// pod stage (pod.h) judges them.  Where no check ran, CopyChecks says why and
+// the recipes' known-broken table stands in for the peer copies.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpu/gpu_links.h"
+
+namespace provision {
+
+enum class PeerCopyStatus {
+    passed,       // both ways, every byte as sent
+    wrong_bytes,  // a copy delivered other bytes (stale, shifted, truncated, zeroed)
+    timeout,      // a copy did not finish within the watchdog's limit (hung)
+    error,        // CUDA refused (peer access could not be enabled, a copy failed, ...)
+    skipped,      // not run (a simulated machine, a pair without peer access)
+};
+
+// "passed", "wrong-bytes", "timeout", "error", "skipped".
+std::string_view to_string(PeerCopyStatus status);
+
+struct PeerCopyResult {
+    int first = 0;   // CUDA indices, first < second (GpuPair's)
+    int second = 0;
+    PeerCopyStatus status = PeerCopyStatus::skipped;
+    double gb_per_s_forward = 0;   // first -> second; 0 where not measured
+    double gb_per_s_backward = 0;  // second -> first
+    std::string detail;            // "offset 4096: 0x00 where 0x5a was sent", "simulated", ...
+    // cuDeviceCanAccessPeer both ways, where the worker asked: false makes
+    // the pair p2p_unavailable whatever NVML says (status skipped, no copy).
+    std::optional<bool> cuda_peer_access;
+};
+
+struct HostCopyResult {
+    int gpu = 0;                   // CUDA index
+    double h2d_gb_per_s = 0;       // pinned host -> device; 0 where not measured
+    double d2h_gb_per_s = 0;       // device -> pinned host
+    // NVML's PCIe reading taken right after the copies: an idle link trains
+    // down to a lower generation to save power, so only a busy reading says
+    // what the link can do.
+    std::optional<PcieLink> link_while_busy;
+};
+
+enum class CopyCheckRun {
+    ran,        // the worker ran it: `pairs` and `hosts` hold what it measured
+    simulated,  // a simulated machine: every pair is reported skipped (simulated)
+    not_run,    // --no-validate, a build without kernels, ...: `reason` says which
+};
+
+struct CopyChecks {
+    CopyCheckRun run = CopyCheckRun::not_run;
+    std::string reason;
+    std::vector<PeerCopyResult> pairs;  // one per pair checked, in any order
+    std::vector<HostCopyResult> hosts;  // one per GPU measured
+
+    const PeerCopyResult* pair(int first, int second) const;
+    const HostCopyResult* host(int gpu) const;
+};
+
+}  // namespace provision

@@ -1,0 +1,56 @@
+// Judges each pair of visible GPUs from NVML's topology and what the copy
+// check measured, or, where no check ran, the recipes' known-broken table.
+// Pure: every input is a value.
+//
+//   p2p_unavailable  NVML (or CUDA, cuDeviceCanAccessPeer in the check) says no peer access:
+//                    NCCL moves the pair's data through host memory
+//   p2p_broken       peer access claimed, but a copy hung, failed or
+//                    delivered wrong bytes; or, unmeasured, a known-broken
+//                    GPU and driver
+//   p2p_slow         copies passed, but one way ran under the recipes'
+//                    share of what the path gives
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/inventory.h"
+#include "health/findings.h"
+#include "pod/copy_check.h"
+#include "pod/link_figures.h"
+#include "recipe/recipe.h"
+
+namespace provision {
+
+enum class LinkState {
+    ok,            // peer access, and copies passed at speed where checked
+    unavailable,   // no peer access: NCCL goes through host memory
+    broken,        // measured: hung, failed or wrong bytes
+    known_broken,  // not measured: the recipes' table
+    slow,          // measured: correct, but under the share
+    unknown,       // NVML could not say whether peer access is allowed
+};
+
+struct LinkReport {
+    GpuPair pair;
+    LinkState state = LinkState::unknown;
+    std::optional<PeerCopyResult> check;        // oriented as `pair` (forward: first -> second); none where none ran
+    std::optional<ExpectedBandwidth> expected;  // what the path gives, where the recipes know
+    const KnownBrokenPeerAccess* rule = nullptr;  // with known_broken: the recipes' rule
+
+    bool broken() const { return state == LinkState::broken || state == LinkState::known_broken; }
+};
+
+struct LinkJudgement {
+    std::vector<LinkReport> links;  // one per pair, in CUDA's order
+    std::vector<Finding> findings;  // one per signal that fired, naming its pairs
+};
+
+LinkJudgement judge_links(const Inventory& inventory, const CopyChecks& checks, const RecipeSet& recipes);
+
+// The recipes' rule that marks the pair's peer access as broken, or nullptr.
+const KnownBrokenPeerAccess* known_broken_rule(const GpuPair& pair, const Inventory& inventory,
+                                               const PodRecipe& recipe);
+
+}  // namespace provision

@@ -1,0 +1,40 @@
+#include "pod/pod.h"
+
+#include "pod/gpu_links_judgement.h"
+
+namespace provision {
+
+namespace {
+
+void append(std::vector<Finding>& into, std::vector<Finding> more) {
+    into.insert(into.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+}
+
+}  // namespace
+
+PodReport judge_pod(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
+                    const CopyChecks& checks, const ContainerLimits& container,
+                    const std::map<std::string, std::string>& environment) {
+    PodReport pod;
+    LinkJudgement links = judge_links(inventory, checks, recipes);
+    pod.links = std::move(links.links);
+    pod.findings = std::move(links.findings);
+    append(pod.findings, judge_nvlinks(inventory, recipes.policy));
+    append(pod.findings, judge_gpu_models(inventory, recipes.policy));
+    append(pod.findings, judge_host_links(inventory, checks, recipes));
+    pod.container = container;
+    append(pod.findings, judge_container(container, recipes.pod, recipes.policy));
+    if (checks.run == CopyCheckRun::ran) pod.host_copies = checks.hosts;
+    pod.peer_access =
+        plan_peer_access_settings(pod.links, {&recipes.pod.p2p_settings, &workload.p2p_settings}, environment);
+    return pod;
+}
+
+PodReport assess_pod(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
+                     const CopyChecks& checks, const std::map<std::string, std::string>& environment) {
+    return judge_pod(inventory, recipes, workload, checks, read_container_limits(), environment);
+}
+
+void add_pod_settings(const PodReport& pod, EnvSettings& env) { apply_peer_access_plan(pod.peer_access, env); }
+
+}  // namespace provision

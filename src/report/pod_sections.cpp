@@ -1,0 +1,180 @@
+#include "report/pod_sections.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/text.h"
+
+namespace provision {
+
+namespace {
+
+// DESIGN.md's words for a pair's state.
+const char* state_word(LinkState state) {
+    switch (state) {
+        case LinkState::ok: return "ok";
+        case LinkState::unavailable: return "unavailable";
+        case LinkState::broken: return "broken";
+        case LinkState::known_broken: return "known-broken";
+        case LinkState::slow: return "slow";
+        case LinkState::unknown: break;
+    }
+    return "unknown";
+}
+
+// The same, as short as a matrix cell.
+const char* cell_word(LinkState state) {
+    switch (state) {
+        case LinkState::ok: return "ok";
+        case LinkState::unavailable: return "no-p2p";
+        case LinkState::broken: return "BROKEN";
+        case LinkState::known_broken: return "broken*";
+        case LinkState::slow: return "SLOW";
+        case LinkState::unknown: break;
+    }
+    return "?";
+}
+
+void put_rate(toml::table& table, const std::string& key, double value) {
+    if (std::isfinite(value) && value > 0) table.insert_or_assign(key, std::round(value * 10) / 10);
+}
+
+const HostCopyResult* host_copy(const PodReport& pod, int gpu) {
+    for (const HostCopyResult& copy : pod.host_copies)
+        if (copy.gpu == gpu) return &copy;
+    return nullptr;
+}
+
+}  // namespace
+
+void put_json_null(toml::table& table, const std::string& key) {
+    table.insert_or_assign(key, std::numeric_limits<double>::quiet_NaN());
+}
+
+void add_gpu_links(toml::table& entry, const Gpu& gpu, const PodReport& pod) {
+    if (gpu.nvlinks)
+        entry.insert_or_assign("nvlinks", toml::table{{"total", static_cast<std::int64_t>(gpu.nvlinks->total)},
+                                                      {"active", static_cast<std::int64_t>(gpu.nvlinks->active)}});
+    const HostCopyResult* copy = host_copy(pod, gpu.index);
+    if (!gpu.pcie && !copy) return;
+    toml::table pcie;
+    if (gpu.pcie) {
+        pcie.insert_or_assign("generation", static_cast<std::int64_t>(gpu.pcie->generation));
+        pcie.insert_or_assign("width", static_cast<std::int64_t>(gpu.pcie->width));
+        pcie.insert_or_assign("max_generation", static_cast<std::int64_t>(gpu.pcie->max_generation));
+        pcie.insert_or_assign("max_width", static_cast<std::int64_t>(gpu.pcie->max_width));
+    }
+    if (copy) {
+        put_rate(pcie, "h2d_gb_per_s", copy->h2d_gb_per_s);
+        put_rate(pcie, "d2h_gb_per_s", copy->d2h_gb_per_s);
+    }
+    entry.insert_or_assign("pcie", std::move(pcie));
+}
+
+toml::array links_array(const PodReport& pod) {
+    toml::array links;
+    for (const LinkReport& link : pod.links) {
+        toml::table entry;
+        entry.insert_or_assign("gpus", toml::array{link.pair.first, link.pair.second});
+        entry.insert_or_assign("topology", link.pair.path_word());
+        entry.insert_or_assign("p2p", std::string(to_string(link.pair.p2p)));
+        entry.insert_or_assign("state", state_word(link.state));
+        if (link.check) {
+            toml::table check;
+            check.insert_or_assign("status", std::string(to_string(link.check->status)));
+            if (link.check->gb_per_s_forward > 0 || link.check->gb_per_s_backward > 0) {
+                toml::array rates;
+                for (const double rate : {link.check->gb_per_s_forward, link.check->gb_per_s_backward})
+                    rates.push_back(std::isfinite(rate) ? std::round(rate * 10) / 10 : 0.0);
+                check.insert_or_assign("gb_per_s", std::move(rates));
+            }
+            if (!link.check->detail.empty()) check.insert_or_assign("detail", link.check->detail);
+            entry.insert_or_assign("check", std::move(check));
+        }
+        if (link.expected) {
+            toml::table expected{{"gb_per_s", std::round(link.expected->gb_per_s * 10) / 10},
+                                 {"basis", link.expected->basis}};
+            if (link.expected->estimate) expected.insert_or_assign("estimate", true);
+            entry.insert_or_assign("expected", std::move(expected));
+        }
+        links.push_back(std::move(entry));
+    }
+    return links;
+}
+
+toml::table container_table(const ContainerLimits& limits) {
+    toml::table table;
+    if (limits.shm_bytes) table.insert_or_assign("shm_bytes", static_cast<std::int64_t>(*limits.shm_bytes));
+    else put_json_null(table, "shm_bytes");
+    if (limits.memlock_read) {
+        if (limits.memlock_bytes) table.insert_or_assign("memlock_bytes", static_cast<std::int64_t>(*limits.memlock_bytes));
+        else put_json_null(table, "memlock_bytes");
+    }
+    toml::array devices;
+    for (const auto& device : limits.rdma_devices) devices.push_back(device);
+    table.insert_or_assign("rdma_devices", std::move(devices));
+    return table;
+}
+
+std::string peer_access_line(const PodReport& pod) { return pod.peer_access.why; }
+
+std::string explain_pod(const Inventory& inventory, const PodReport& pod) {
+    std::string out;
+    bool any_gpu_line = false;
+    for (const Gpu& gpu : inventory.gpus) {
+        std::vector<std::string> facts;
+        if (gpu.nvlinks) facts.push_back(fmt::format("NVLinks {} of {} active", gpu.nvlinks->active, gpu.nvlinks->total));
+        if (gpu.pcie)
+            facts.push_back(fmt::format("PCIe Gen{} x{} (max Gen{} x{})", gpu.pcie->generation, gpu.pcie->width,
+                                        gpu.pcie->max_generation, gpu.pcie->max_width));
+        if (const HostCopyResult* copy = host_copy(pod, gpu.index))
+            facts.push_back(fmt::format("pinned copies {:.1f} GB/s to the GPU, {:.1f} GB/s from it", copy->h2d_gb_per_s,
+                                        copy->d2h_gb_per_s));
+        if (facts.empty()) continue;
+        if (!any_gpu_line) out += "  Links of each GPU:\n";
+        any_gpu_line = true;
+        out += fmt::format("    GPU {}: {}\n", gpu.index, fmt::join(facts, "; "));
+    }
+    const std::size_t count = inventory.gpus.size();
+    if (count >= 2) {
+        // Above the diagonal the path, below it the result, as `nvidia-smi topo -m` lays out a matrix.
+        std::vector<std::vector<std::string>> cells(count, std::vector<std::string>(count, "X"));
+        for (const LinkReport& link : pod.links) {
+            const auto a = static_cast<std::size_t>(link.pair.first), b = static_cast<std::size_t>(link.pair.second);
+            cells[a][b] = link.pair.path_word();
+            cells[b][a] = cell_word(link.state);
+        }
+        std::size_t width = 5;
+        for (const auto& row : cells)
+            for (const auto& cell : row) width = std::max(width, cell.size() + 1);
+        out += fmt::format("  Links between GPUs (path above the diagonal, peer copies below):\n{:10}", "");
+        for (std::size_t column = 0; column < count; ++column)
+            out += fmt::format("{:>{}}", fmt::format("GPU{}", column), width);
+        out += "\n";
+        for (std::size_t row = 0; row < count; ++row) {
+            out += fmt::format("    {:<6}", fmt::format("GPU{}", row));
+            for (std::size_t column = 0; column < count; ++column) out += fmt::format("{:>{}}", cells[row][column], width);
+            out += "\n";
+        }
+        out += "    (no-p2p: no peer access, NCCL uses host memory; BROKEN: a copy failed; broken*: known broken by "
+               "the recipes, not measured; SLOW: under the recipes' share)\n";
+        for (const LinkReport& link : pod.links)
+            if (link.check && !link.check->detail.empty() && link.check->status != PeerCopyStatus::skipped)
+                out += fmt::format("    GPU {} - GPU {}: {} ({})\n", link.pair.first, link.pair.second,
+                                   to_string(link.check->status), printable(link.check->detail, 256));
+    }
+    const ContainerLimits& limits = pod.container;
+    out += fmt::format("  Container: /dev/shm {}; RDMA devices: {}{}\n",
+                       limits.shm_bytes ? byte_size_words(*limits.shm_bytes) : std::string("missing"),
+                       limits.rdma_devices.empty() ? std::string("none")
+                                                   : printable(fmt::format("{}", fmt::join(limits.rdma_devices, ", ")), 1024),
+                       !limits.memlock_read   ? std::string()
+                       : limits.memlock_bytes ? fmt::format("; RLIMIT_MEMLOCK {}", byte_size_words(*limits.memlock_bytes))
+                                              : std::string("; RLIMIT_MEMLOCK unlimited"));
+    return out;
+}
+
+}  // namespace provision

@@ -1,0 +1,112 @@
+#include "validate/simulated_device.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "check_catalog.h"
+#include "core/shared_library.h"
+#include "gpu/cuda_api.h"
+
+namespace provision {
+
+namespace {
+
+using PrimaryCtxRetainFn = cuda::Result (*)(void**, cuda::Device);  // cuDevicePrimaryCtxRetain
+
+std::string library_name() {
+    const char* named = std::getenv("PROVISION_CUDA_LIBRARY");
+    return named && *named ? named : "libcuda.so.1";
+}
+
+std::string uuid_text(const cuda::Uuid& uuid) {
+    const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+    return fmt::format("GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+                       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                       b[15]);
+}
+
+}  // namespace
+
+struct SimulatedDevice::Driver {
+    SharedLibrary library{library_name()};
+    cuda::InitFn init = nullptr;
+    cuda::DeviceGetFn device_get = nullptr;
+    cuda::DeviceGetAttributeFn attribute = nullptr;
+    cuda::DeviceGetUuidFn uuid = nullptr;
+    PrimaryCtxRetainFn retain = nullptr;
+};
+
+SimulatedDevice::SimulatedDevice() : driver_(std::make_unique<Driver>()) {}
+SimulatedDevice::~SimulatedDevice() = default;
+
+kernels::OpenedDevice SimulatedDevice::open(int cuda_device) {
+    kernels::OpenedDevice device;
+    Driver& d = *driver_;
+    if (!d.library.loaded()) {
+        device.detail = fmt::format("cannot load {}: {}", library_name(), d.library.error());
+        return device;
+    }
+    d.library.keep_loaded();
+    const std::string lacking = d.library.resolve({
+        Symbol::required(d.init, "cuInit"),
+        Symbol::required(d.device_get, "cuDeviceGet"),
+        Symbol::required(d.attribute, "cuDeviceGetAttribute"),
+        Symbol::optional(d.uuid, {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}),
+        Symbol::optional(d.retain, "cuDevicePrimaryCtxRetain"),
+    });
+    if (!lacking.empty()) {
+        device.detail = fmt::format("{} lacks {}", library_name(), lacking);
+        return device;
+    }
+    cuda::Device handle = 0;
+    void* context = nullptr;
+    if (const auto status = d.init(0); status != cuda::SUCCESS) {
+        device.detail = fmt::format("cuInit: CUDA error {}", static_cast<int>(status));
+    } else if (const auto status = d.device_get(&handle, cuda_device); status != cuda::SUCCESS) {
+        device.detail = fmt::format("cuDeviceGet: CUDA error {}", static_cast<int>(status));
+    } else if (d.retain && d.retain(&context, handle) != cuda::SUCCESS) {
+        device.detail = "cuDevicePrimaryCtxRetain failed";
+    } else {
+        d.attribute(&major_, cuda::ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle);
+        d.attribute(&minor_, cuda::ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle);
+        cuda::Uuid uuid{};
+        if (d.uuid && d.uuid(&uuid, handle) == cuda::SUCCESS) device.uuid = uuid_text(uuid);
+        device.major = major_;
+        device.minor = minor_;
+        device.ok = true;
+    }
+    return device;
+}
+
+kernels::CheckResult SimulatedDevice::run(const std::string& name, const std::string& fault) const {
+    kernels::CheckResult result;
+    result.name = name;
+    const kernels::CheckEntry* entry = kernels::find_check(name);
+    const int capability = major_ * 10 + minor_;
+    if (!entry) {
+        result.status = kernels::CheckStatus::error;
+        result.detail = fmt::format("unknown check '{}'", name);
+    } else if (capability < entry->min_capability || capability > entry->max_capability) {
+        result.status = kernels::CheckStatus::unsupported;
+        result.detail = fmt::format("needs {}; this GPU is sm_{}{} (simulated)", entry->hardware, major_, minor_);
+    } else if (fault == "hang") {
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // the parent's limit ends it
+    } else if (fault == "wrong-result") {
+        result.status = kernels::CheckStatus::failed;
+        result.max_rel_error = 0.5;
+        result.tolerance = 0.01;
+        result.detail = "simulated: a planted wrong result";
+    } else {
+        result.status = kernels::CheckStatus::passed;
+        result.max_rel_error = 0.001;
+        result.tolerance = 0.004;
+        result.ms = 1.0;
+        result.detail = "simulated";
+    }
+    return result;
+}
+
+}  // namespace provision

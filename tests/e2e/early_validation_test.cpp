@@ -1,0 +1,336 @@
+// The validation workers start before the rest of the run and work beside
+// it: on the fake NVML and libcuda (whose context creation can be slowed
+// down and logs every context it creates) with the test-only simulated
+// worker, which opens its GPU through that libcuda and acts the checks out.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "harness.h"
+#include "support/reliability_record.h"
+
+using e2e::TempDir;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A fixture of tests/fixtures/gpus with a [faults] table for the fakes.
+std::string machine(const TempDir& dir, const std::string& fixture, const std::string& faults) {
+    const std::string path = dir.file(fixture + "-machine.toml");
+    e2e::write_file(path, e2e::read_file(e2e::gpu_fixture(fixture)) + "\n[faults]\n" + faults + "\n");
+    return path;
+}
+
+std::map<std::string, std::string> fake_driver(const TempDir& dir, const std::string& machine_file) {
+    return {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+            {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+            {"PROVISION_FAKE_GPU_FIXTURE", machine_file},
+            {"PROVISION_FAKE_CUDA_CONTEXT_LOG", dir.file("contexts.log")},
+            {"PROVISION_FAKE_CUDA_INIT_LOG", dir.file("cuinit.log")},
+            {"PROVISION_TEST_WORKER", "simulate"},
+            {"PROVISION_DETECT_TIMEOUT", "10"}};
+}
+
+struct Interval {
+    long pid = 0;
+    long long begin = 0, end = 0;  // monotonic ns
+    std::string uuid;
+};
+
+std::vector<Interval> contexts(const TempDir& dir) {
+    std::vector<Interval> intervals;
+    std::ifstream in(dir.file("contexts.log"));
+    for (Interval i; in >> i.pid >> i.begin >> i.end >> i.uuid;) intervals.push_back(i);
+    return intervals;
+}
+
+// The most intervals under way at one moment.
+std::size_t most_at_once(const std::vector<Interval>& intervals) {
+    std::size_t most = 0;
+    for (const Interval& at : intervals)
+        most = std::max<std::size_t>(most, std::count_if(intervals.begin(), intervals.end(), [&](const Interval& i) {
+                                             return i.begin <= at.begin && at.begin < i.end;
+                                         }));
+    return most;
+}
+
+// The processes that called cuInit (the fake libcuda logs "cuInit PID").
+std::set<long> cuinit_pids(const TempDir& dir) {
+    std::set<long> pids;
+    std::ifstream in(dir.file("cuinit.log"));
+    std::string word;
+    for (long pid; in >> word >> pid;) pids.insert(pid);
+    return pids;
+}
+
+bool running(long pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+// Gone within two seconds (a killed process may take the kernel a moment).
+bool gone_soon(long pid) {
+    for (int i = 0; i < 200 && running(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return !running(pid);
+}
+
+double timing(const nlohmann::json& report, const char* phase) {
+    REQUIRE(report["timings"].contains(phase));
+    return report["timings"][phase].get<double>();
+}
+
+bool skip_without_fault_injection() {
+    if (PROVISION_FAULT_INJECTION) return false;
+    WARN("skipped: built without fault injection (PROVISION_FAULT_INJECTION=OFF), so no simulated worker");
+    return true;
+}
+
+// Starts argv with env (stdout and stderr to /dev/null); returns its PID.
+pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+    std::vector<std::string> strings;
+    for (const auto& [name, value] : env) strings.push_back(name + "=" + value);
+    std::vector<char*> envp;
+    for (auto& s : strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> copy = args;
+    std::vector<char*> argv;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    REQUIRE(rc == 0);
+    return pid;
+}
+
+// SIGTERM to `target` once a worker has called cuInit and is creating its
+// (30 s) context; waits for `pid`.  Returns its exit status and how long it took.
+std::pair<int, double> terminate_during_context(const TempDir& dir, pid_t pid, pid_t target) {
+    for (int i = 0; i < 1000 && cuinit_pids(dir).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    REQUIRE_FALSE(cuinit_pids(dir).empty());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto sent = Clock::now();
+    ::kill(target, SIGTERM);
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0 && Clock::now() - sent < std::chrono::seconds(20))
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (::waitpid(pid, &status, WNOHANG) == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+    }
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return {code, std::chrono::duration<double>(Clock::now() - sent).count()};
+}
+
+}  // namespace
+
+TEST_CASE("eight GPUs' workers create their contexts at the same time, each on its own GPU", "[early-validation]") {
+    if (skip_without_fault_injection()) return;
+    TempDir dir;
+    const auto result =
+        e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("all")},
+                       fake_driver(dir, machine(dir, "8x-h100", "context_delay_ms = 400")));
+    INFO("stderr: " << result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    CHECK(report["validation"]["status"] == "passed");
+    CHECK(report["validation"]["checks"].size() == 8 * 4);
+    const auto intervals = contexts(dir);
+    REQUIRE(intervals.size() == 8);
+    std::set<std::string> uuids;
+    for (const auto& interval : intervals) uuids.insert(interval.uuid);
+    std::set<std::string> expected;
+    for (const auto& gpu : report["gpus"]) expected.insert(gpu["uuid"].get<std::string>());
+    CHECK(uuids == expected);  // each worker saw its GPU alone, at CUDA index 0
+    CHECK(most_at_once(intervals) == 8);
+    CHECK(timing(report, "worker_ready") <= timing(report, "checks"));
+    reliability::record("validation", "8 GPUs whose contexts take 400 ms each to create (fake libcuda)",
+                        "one worker per GPU, each seeing its GPU alone; all 8 contexts created at once; every check "
+                        "passed",
+                        "nothing");
+}
+
+TEST_CASE("the selection made before the worker has opened its GPU waits for it", "[early-validation]") {
+    if (skip_without_fault_injection()) return;
+    TempDir dir;
+    const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("all")},
+                                       fake_driver(dir, machine(dir, "h100", "context_delay_ms = 800")));
+    INFO("stderr: " << result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    CHECK(report["validation"]["status"] == "passed");
+    CHECK(report["selected"]["mechanism"] == "flash3");
+    CHECK(timing(report, "selection") < timing(report, "worker_ready"));
+    CHECK(timing(report, "worker_ready") <= timing(report, "checks"));
+    CHECK(contexts(dir).size() == 1);
+}
+
+TEST_CASE("a worker ready before the selection is made gets its checks then", "[early-validation]") {
+    if (skip_without_fault_injection()) return;
+    TempDir dir;
+    // Detection itself takes 800 ms; the first GPU's worker started before it.
+    const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("all")},
+                                       fake_driver(dir, machine(dir, "h100", "nvml_init_slow_ms = 800")));
+    INFO("stderr: " << result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    CHECK(report["validation"]["status"] == "passed");
+    CHECK(timing(report, "worker_ready") < timing(report, "detection"));
+    CHECK(timing(report, "selection") < timing(report, "checks"));
+    REQUIRE(contexts(dir).size() == 1);
+    CHECK(contexts(dir)[0].uuid == report["gpus"][0]["uuid"]);
+}
+
+TEST_CASE("a worker started early and then not needed is stopped and leaves no process", "[early-validation]") {
+    if (skip_without_fault_injection()) return;
+    TempDir dir;
+    // A T4 with no packages: eager, whose selection needs no check, and TF32
+    // needs an Ampere.  The first GPU's worker was started before detection.
+    const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("none")},
+                                       fake_driver(dir, machine(dir, "t4", "context_delay_ms = 5000")));
+    INFO("stderr: " << result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    CHECK(report["selected"]["mechanism"] == "eager");
+    CHECK(report["validation"]["status"] == "skipped");
+    CHECK_FALSE(report["timings"].contains("worker_ready"));
+    CHECK_FALSE(report["timings"].contains("checks"));
+    const auto pids = cuinit_pids(dir);
+    REQUIRE(pids.size() == 1);
+    CHECK(gone_soon(*pids.begin()));
+    CHECK(contexts(dir).empty());  // killed inside its 5 s context creation
+    reliability::record("validation", "a GPU worker started before detection, then not needed (T4, eager)",
+                        "killed at once; validation skipped (no check applies); the run does not wait for it",
+                        "nothing");
+}
+
+TEST_CASE("no worker is started where nothing is validated", "[early-validation]") {
+    if (skip_without_fault_injection()) return;
+    TempDir dir;
+    const auto env = fake_driver(dir, machine(dir, "h100", "context_delay_ms = 10"));
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"--check", "--json", "--no-validate", "--site-packages", e2e::site_packages("all")},
+          std::vector<std::string>{"--check", "--json", "--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
+                                   e2e::site_packages("all")}}) {
+        const auto result = e2e::provision(args, env);
+        CHECK(result.exit_code == 0);
+        CHECK(e2e::report(result)["validation"]["status"] == "skipped");
+    }
+    CHECK(cuinit_pids(dir).empty());  // neither a worker nor detection started libcuda
+    CHECK(contexts(dir).empty());
+}
+
+
+TEST_CASE("SIGTERM while the early worker is still creating its context stops both at once", "[early-validation]") {
+    if (skip_without_fault_injection()) return;
+    TempDir dir;
+    auto env = fake_driver(dir, machine(dir, "h100", "context_delay_ms = 30000"));
+    env["PATH"] = "/usr/bin:/bin";
+    const pid_t pid = start({PROVISION_BINARY, "--check", "--site-packages", e2e::site_packages("all"), "--env-file",
+                             dir.file("env")},
+                            env);
+    const auto [status, seconds] = terminate_during_context(dir, pid, pid);
+    CHECK(status == 143);
+    CHECK(seconds < 5);
+    const auto pids = cuinit_pids(dir);
+    REQUIRE(pids.size() == 1);
+    CHECK(gone_soon(*pids.begin()));
+    CHECK_FALSE(std::filesystem::exists(dir.file("env")));
+    reliability::record("signals", "SIGTERM while the early GPU worker is still creating its context (30 s)",
+                        "exit 143 at once; the worker is killed with its process group; no env file",
+                        "the run (by design)");
+}
+
+TEST_CASE("as PID 1, SIGTERM while the early worker is still creating its context stops provision at once",
+          "[early-validation]") {
+    if (skip_without_fault_injection()) return;
+    if (::geteuid() != 0 || e2e::run("unshare", {"--pid", "--fork", "true"}).exit_code != 0) {
+        WARN("skipped: a new PID namespace (unshare --pid --fork) needs root");
+        return;
+    }
+#if defined(__SANITIZE_ADDRESS__)
+    WARN("skipped: built with AddressSanitizer, whose leak check at exit does not finish as PID 1 of a new "
+         "PID namespace");
+    return;
+#endif
+    TempDir dir;
+    auto env = fake_driver(dir, machine(dir, "h100", "context_delay_ms = 30000"));
+    env["PATH"] = "/usr/bin:/bin";
+    const pid_t unshare_pid = start({"unshare", "--pid", "--fork", "--kill-child", PROVISION_BINARY, "--check",
+                                     "--site-packages", e2e::site_packages("all"), "--env-file", dir.file("env")},
+                                    env);
+    pid_t provision_pid = 0;
+    for (int attempt = 0; attempt < 200 && provision_pid == 0; ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        const std::string children = "/proc/" + std::to_string(unshare_pid) + "/task/" + std::to_string(unshare_pid) +
+                                     "/children";
+        if (std::filesystem::exists(children) && !e2e::read_file(children).empty())
+            provision_pid = std::stoi(e2e::read_file(children));
+    }
+    REQUIRE(provision_pid > 0);
+    const auto [status, seconds] = terminate_during_context(dir, unshare_pid, provision_pid);
+    CHECK(status == 143);
+    CHECK(seconds < 5);
+    CHECK_FALSE(std::filesystem::exists(dir.file("env")));
+    reliability::record("signals", "SIGTERM to provision as PID 1 while its early GPU worker creates its context",
+                        "exit 143 at once; the namespace and the worker with it are gone", "the run (by design)");
+}
+
+TEST_CASE("a hang in the worker's cuInit and a worker that dies creating its context end as failed checks",
+          "[early-validation]") {
+    if (skip_without_fault_injection()) return;
+    SECTION("cuInit hangs") {
+        TempDir dir;
+        const auto result = e2e::provision({"--check", "--json", "--validate-timeout", "1", "--site-packages",
+                                            e2e::site_packages("torch-only")},
+                                           fake_driver(dir, machine(dir, "h100", "cuda_init_delay_ms = 20000")));
+        INFO("stderr: " << result.err);
+        const auto report = e2e::report(result);
+        CHECK(report["validation"]["status"] == "failed");
+        for (const auto& check : report["validation"]["checks"]) {
+            CHECK(check["status"] == "timeout");
+            CHECK(check["detail"].get<std::string>().find("still opening the GPU") != std::string::npos);
+        }
+        CHECK(result.exit_code == 5);
+        reliability::record("validation", "the GPU worker's cuInit hangs (20 s) with --validate-timeout 1",
+                            "the worker is killed at the limit; every check timeout ('still opening the GPU'); "
+                            "exit 5, validation failed",
+                            "the run");
+    }
+    SECTION("context creation fails") {
+        TempDir dir;
+        const auto result = e2e::provision(
+            {"--check", "--json", "--site-packages", e2e::site_packages("torch-only")},
+            fake_driver(dir, machine(dir, "h100",
+                                     "failing_calls = [{ function = \"cuDevicePrimaryCtxRetain\", gpu = 0, error = 2 }]")));
+        INFO("stderr: " << result.err);
+        const auto report = e2e::report(result);
+        CHECK(report["validation"]["status"] == "failed");
+        for (const auto& check : report["validation"]["checks"]) {
+            CHECK(check["status"] == "error");
+            CHECK(check["detail"].get<std::string>().find("the GPU could not be opened") != std::string::npos);
+        }
+        CHECK(result.exit_code == 5);
+        reliability::record("validation", "the GPU worker cannot create its context (out of memory)",
+                            "every check error naming why the GPU could not be opened; exit 5, validation failed",
+                            "the run");
+    }
+}
