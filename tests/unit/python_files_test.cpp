@@ -60,6 +60,9 @@ TEST_CASE("#! lines name the interpreter directly, through env, or through pip's
         CHECK_FALSE(parse_shebang("import sys\n"));
         CHECK_FALSE(parse_shebang("#!\n"));
         CHECK(parse_shebang("#!/bin/bash\n")->program == "/bin/bash");
+        // pip's exec line naming nothing: the "#!" line's own program (a fuzz find).
+        CHECK(parse_shebang("#!/bin/sh\n'''exec' \n")->program == "/bin/sh");
+        CHECK(parse_shebang("#!/bin/sh\n'''exec' \"\" \"$0\"\n")->program == "/bin/sh");
     }
 }
 
