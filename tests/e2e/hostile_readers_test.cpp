@@ -244,8 +244,7 @@ TEST_CASE("readers: an ELF file whose 65,535 section names run into a 16 MiB tab
     check_memory_bound(result);
     reliability::record("readers", "a 20 MiB libtorch_cuda.so: 65,535 sections all named by one 16 MiB string "
                         "without an end",
-                        fmt::format("exit 0 with a report, peak RSS {} MiB (was std::bad_alloc, exit 1, 3.9 GB)",
-                                    result.peak_rss_kib / 1024));
+                        "exit 0 with a report, peak RSS under 256 MiB (was std::bad_alloc, exit 1, 3.9 GB)");
 }
 
 TEST_CASE("readers: a GNU hash chain without an end is walked once, not once per symbol", "[readers]") {
@@ -270,9 +269,8 @@ TEST_CASE("readers: a GNU hash chain without an end is walked once, not once per
     CHECK(result.bytes_read < 32u << 20);
     reliability::record("readers", "torch/lib/libc10.so with one GNU hash chain of 2^20 entries and no end bit, "
                         "a well-formed library beside it; an extension needing 200 c10:: symbols",
-                        fmt::format("{} MiB read in all (was 65.7 s); the symbols are unknown, not missing, and "
-                                    "--explain names the library",
-                                    result.bytes_read >> 20));
+                        "under 32 MiB read in all, the 4 MiB chain about once (was 65.7 s); the symbols are unknown, "
+                        "not missing, and --explain names the library");
 }
 
 TEST_CASE("readers: a fatbinary of 16-byte empty containers is read once, not 64 KiB per container", "[readers]") {
@@ -287,7 +285,7 @@ TEST_CASE("readers: a fatbinary of 16-byte empty containers is read once, not 64
     CHECK(report["native"][0]["package"] == "torch");
     CHECK(result.bytes_read < 3 * library.size());
     reliability::record("readers", "an 8 MiB .nv_fatbin of 16-byte empty containers in libtorch_cuda.so",
-                        fmt::format("{} MiB read in all (was 64 KiB per container: 32 GiB)", result.bytes_read >> 20));
+                        "under 3 times the file read in all (was 64 KiB per container: 32 GiB)");
 }
 
 TEST_CASE("readers: a RECORD naming one module 262,144 times reads it once; 350,000 missing modules are not "
@@ -323,11 +321,10 @@ TEST_CASE("readers: a RECORD naming one module 262,144 times reads it once; 350,
 
     reliability::record("readers", "a 4 MiB RECORD naming a.so 262,144 times; one naming 350,000 missing .so files "
                         "with --explain",
-                        fmt::format("a.so read once ({} MiB read in all, was 60 s and 897 MB); the missing ones: "
-                                    "unverified, {} bytes of output (was 141 MB)",
-                                    repeated.bytes_read >> 20, missing.err.size()));
+                        "a.so read once, under 32 MiB read in all (was 60 s and 897 MB); the missing ones: the "
+                        "package unverified, under 64 KiB of output (was 141 MB)");
     reliability::record("readers", "a 16 MiB RECORD of one-character rows",
-                        fmt::format("peak RSS {} MiB: no row kept (was 284 MB)", one_character.peak_rss_kib / 1024));
+                        "peak RSS under 256 MiB: no row kept (was 284 MB)");
 }
 
 TEST_CASE("readers: a compat folder named 10,000 times in LD_LIBRARY_PATH is listed once", "[readers]") {
