@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda_support.h"
+#include "kernel_launchers.h"
 
 namespace provision::kernels {
 namespace {
@@ -165,7 +166,7 @@ void release_peer_exports() {
 }
 
 PeerPull pull_peer_buffer(int cuda_device, const std::string& handle_text, int source_id, std::size_t bytes,
-                          int repeats) {
+                          int repeats, const std::string& fault) {
     PeerPull pull;
     cudaIpcMemHandle_t handle;
     if (!from_hex(handle_text, &handle, sizeof handle)) {
@@ -177,8 +178,18 @@ PeerPull pull_peer_buffer(int cuda_device, const std::string& handle_text, int s
         check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
         // Maps the buffer and enables peer access to its GPU; where peer
         // access is impossible this fails, so the copy below is a peer copy.
-        check_cuda(cudaIpcOpenMemHandle(&peer, handle, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
+        if (const cudaError_t opened = cudaIpcOpenMemHandle(&peer, handle, cudaIpcMemLazyEnablePeerAccess);
+            opened == cudaErrorPeerAccessUnsupported) {
+            cudaGetLastError();  // not sticky: clear it
+            peer = nullptr;
+            pull.status = PeerPullStatus::no_peer_access;
+            pull.detail = "CUDA cannot enable peer access between the two GPUs (cudaErrorPeerAccessUnsupported)";
+            return pull;
+        } else {
+            check_cuda(opened, "cudaIpcOpenMemHandle");
+        }
         detail::Stream stream;
+        if (fault == "hang") check_cuda(detail::launch_spin_forever(stream.get()), "the planted hang");
         detail::DeviceBuffer local(bytes);
         detail::DeviceBuffer counters(2 * sizeof(unsigned long long));
         local.poison(stream.get());
@@ -186,6 +197,12 @@ PeerPull pull_peer_buffer(int cuda_device, const std::string& handle_text, int s
             check_cuda(cudaMemcpyAsync(local.get(), peer, bytes, cudaMemcpyDeviceToDevice, stream.get()),
                        "cudaMemcpyAsync (peer to device)");
         });
+        if (fault == "wrong-bytes") {
+            const std::uint64_t planted = 0;  // a zeroed word in the middle of the copy
+            check_cuda(cudaMemcpyAsync(static_cast<char*>(local.get()) + bytes / 2, &planted, sizeof planted,
+                                       cudaMemcpyHostToDevice, stream.get()),
+                       "cudaMemcpyAsync (the planted wrong word)");
+        }
         const unsigned long long initial[2] = {0, ~0ull};
         check_cuda(cudaMemcpyAsync(counters.get(), initial, sizeof initial, cudaMemcpyHostToDevice, stream.get()),
                    "cudaMemcpyAsync");

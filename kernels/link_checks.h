@@ -37,7 +37,12 @@ struct PeerExport {
 PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes);
 void release_peer_exports();
 
-enum class PeerPullStatus { passed, wrong_bytes, error };
+enum class PeerPullStatus {
+    passed,
+    wrong_bytes,
+    no_peer_access,  // CUDA cannot enable peer access between the two GPUs
+    error,
+};
 
 struct PeerPull {
     PeerPullStatus status = PeerPullStatus::error;
@@ -48,7 +53,10 @@ struct PeerPull {
 // Maps the source's exported buffer on `cuda_device`, pulls it `repeats`
 // times (the first not timed), checks every word of the last copy against
 // `source_id`'s pattern, and unmaps it (so no GPU keeps more than a few
-// peer mappings at once).  Never throws.
-PeerPull pull_peer_buffer(int cuda_device, const std::string& handle, int source_id, std::size_t bytes, int repeats);
+// peer mappings at once).  `fault` (test-only): "wrong-bytes" changes a word
+// of the copy before it is checked, "hang" spins on the GPU before the copy.
+// Never throws.
+PeerPull pull_peer_buffer(int cuda_device, const std::string& handle, int source_id, std::size_t bytes, int repeats,
+                          const std::string& fault = "");
 
 }  // namespace provision::kernels

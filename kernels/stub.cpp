@@ -58,7 +58,7 @@ PeerExport export_peer_buffer(int, int, std::size_t) {
 
 void release_peer_exports() {}
 
-PeerPull pull_peer_buffer(int, const std::string&, int, std::size_t, int) {
+PeerPull pull_peer_buffer(int, const std::string&, int, std::size_t, int, const std::string&) {
     PeerPull pull;
     pull.detail = kNoToolkit;
     return pull;

@@ -166,6 +166,8 @@ OpenedDevice open_device(int cuda_device) {
         device.major = properties.major;
         device.minor = properties.minor;
         device.uuid = uuid_text(properties.uuid);
+        device.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", properties.pciDomainID, properties.pciBusID,
+                                        properties.pciDeviceID);
         detail::check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
         detail::check_cuda(cudaFree(nullptr), "cudaFree (creating the context)");
         device.ok = true;

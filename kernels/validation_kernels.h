@@ -58,6 +58,7 @@ struct OpenedDevice {
     int major = 0;              // compute capability
     int minor = 0;
     std::string uuid;           // "GPU-8932f937-..." as NVML and nvidia-smi write it
+    std::string pci_bus_id;     // "0000:1b:00.0", as sysfs names the device
     std::string detail;         // the CUDA error when not ok
 };
 

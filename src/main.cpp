@@ -17,6 +17,8 @@
 #include "app/options.h"
 #include "app/environment_variables.h"
 #include "app/pipeline.h"
+#include "app/publishing.h"
+#include "app/repeat.h"
 #include "core/error.h"
 #include "core/setting_values.h"
 #include "core/states.h"
@@ -77,8 +79,9 @@ constexpr const char* kExitCodes =
     "Exit status: 0 ok (with COMMAND: the workload's own), 1 internal error (out of memory, a bug),\n"
     "2 usage, 3 bad recipe or fixture,\n"
     "4 no mechanism can serve / override refused, 5 validation failed or a GPU deemed unhealthy,\n"
-    "6 env file (or the --json report) could not be written, 126/127 COMMAND cannot be executed /\n"
-    "not found, 128+N stopped by signal N (SIGTERM: 143) before the handoff.\n"
+    "6 env file (or the --json report, --node-labels, --metrics) could not be written, 126/127\n"
+    "COMMAND cannot be executed / not found, 128+N stopped by signal N (SIGTERM: 143) before the\n"
+    "handoff, or at any time with --repeat.\n"
     "Remote recipes are cached and revalidated by ETag; when the server fails the cached copy is\n"
     "used with a warning, and without one the run stops (exit 3).  Header values and credentials\n"
     "in URLs are never printed.\n";
@@ -108,6 +111,24 @@ struct Setting {
     std::string value;
     std::string source;
 };
+
+// --node-labels and --metrics (or their variables): a file each; an empty
+// value is a usage error.
+void read_publish_targets(const std::optional<Setting>& labels, const std::optional<Setting>& metrics,
+                          provision::Options& options) {
+    for (const auto& [given, target] :
+         {std::pair{&labels, &options.publish.node_labels}, std::pair{&metrics, &options.publish.metrics}}) {
+        if (!*given) continue;
+        if ((*given)->value.empty())
+            throw provision::Error(ExitCode::usage, fmt::format("{} is empty; name a file", (*given)->source));
+        *target = (*given)->value;
+    }
+    if (!options.publish.node_labels.empty() && options.publish.node_labels == options.publish.metrics) {
+        options.publish.metrics.clear();  // the labels that say so are what that file gets
+        throw provision::Error(ExitCode::usage,
+                               fmt::format("{} and {} name the same file", labels->source, metrics->source));
+    }
+}
 
 // Parses the command line into Options; throws Error(usage) on bad input.
 // Returns false when --help or --version was answered.
@@ -173,7 +194,23 @@ bool parse(int argc, char** argv, provision::Options& options) {
     app.add_flag("--no-validate", no_validate, "skip GPU validation (same as --validate=off)");
     app.add_option("--validate-timeout", validate_timeout,
                    "seconds each GPU's checks may take before they are stopped [env: PROVISION_VALIDATE_TIMEOUT]");
+    app.add_option("--node-labels", options.publish.node_labels,
+                   "write the node's labels for Kubernetes here, as a Node Feature Discovery feature file "
+                   "(.../features.d/provision) [env: PROVISION_NODE_LABELS]")
+        ->option_text("PATH");
+    app.add_option("--metrics", options.publish.metrics,
+                   "write the run's metrics here, as a node-exporter textfile (*.prom) [env: PROVISION_METRICS]")
+        ->option_text("PATH");
+    std::string repeat;
+    app.add_option("--repeat", repeat,
+                   "run again every SECONDS until stopped, rewriting --node-labels and --metrics; never starts a "
+                   "COMMAND; SIGTERM removes both files [env: PROVISION_REPEAT]")
+        ->option_text("SECONDS");
 
+    // Known before parsing, so that even a command line CLI11 refuses
+    // replaces what an earlier run published (the flags, when given, win).
+    options.publish.node_labels = from_env("PROVISION_NODE_LABELS");
+    options.publish.metrics = from_env("PROVISION_METRICS");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
@@ -183,13 +220,11 @@ bool parse(int argc, char** argv, provision::Options& options) {
         std::puts(version_text(env).c_str());
         return false;
     } catch (const CLI::ParseError& error) {
+        // The paths the command line gave, though another option was refused.
+        for (const auto& [flag, target] : {std::pair{"--node-labels", &options.publish.node_labels},
+                                           std::pair{"--metrics", &options.publish.metrics}})
+            if (app.count(flag) > 0 && !app[flag]->results().empty()) *target = app[flag]->results().back();
         throw provision::Error(ExitCode::usage, fmt::format("{} (see provision --help)", error.what()));
-    }
-    options.command = command_from(app.remaining());
-
-    if (app.count("--print-recipes") > 0) {
-        print_recipes(print_recipes_folder);
-        return false;
     }
     // A flag wins over its variable; either names itself in messages.
     auto setting = [&](const char* flag, const char* variable) -> std::optional<Setting> {
@@ -197,7 +232,26 @@ bool parse(int argc, char** argv, provision::Options& options) {
         if (const auto it = env.find(variable); it != env.end()) return Setting{it->second, variable};
         return std::nullopt;
     };
+    // First, so that a usage error found later still replaces what an
+    // earlier run published.
+    read_publish_targets(setting("--node-labels", "PROVISION_NODE_LABELS"), setting("--metrics", "PROVISION_METRICS"),
+                         options);
+    options.command = command_from(app.remaining());
+
+    if (app.count("--print-recipes") > 0) {
+        print_recipes(print_recipes_folder);
+        return false;
+    }
     constexpr double kMaxTimeoutSeconds = 3600;
+    if (const auto interval = setting("--repeat", "PROVISION_REPEAT")) {
+        constexpr double kMaxRepeatSeconds = 86400;
+        options.repeat_interval = provision::parse_duration(interval->value, interval->source, kMaxRepeatSeconds);
+        if (!options.command.empty())
+            throw provision::Error(ExitCode::usage,
+                                   fmt::format("{} keeps provision running and never starts a COMMAND; run the "
+                                               "workload without it (see provision --help)",
+                                               interval->source));
+    }
     if (const auto workload = setting("--workload", "PROVISION_WORKLOAD"))
         options.workload = provision::trimmed(workload->value);
     if (const auto env_file = setting("--env-file", "PROVISION_ENV_FILE")) {
@@ -303,17 +357,19 @@ int main(int argc, char** argv) {
     }
     provision::install_termination_handlers();
     bool json = false;
+    provision::Options options;
     try {
-        provision::Options options;
         // --json decides the error's form even when parsing fails later.
         json = wants_json(argc, argv);
         if (!parse(argc, argv, options)) return 0;
+        if (options.repeat_interval) provision::run_repeatedly(options);
         return provision::carry_out(provision::plan_run(options), options);
     } catch (const provision::Error& error) {
         std::fprintf(stderr, "provision: error: %s\n", error.what());
         // Exits 2 and 3 come before any report; later failures (exec) follow one.
-        if (json && (error.code() == ExitCode::usage || error.code() == ExitCode::invalid_input))
-            print_json_error(static_cast<int>(error.code()), error.what());
+        const bool before_report = error.code() == ExitCode::usage || error.code() == ExitCode::invalid_input;
+        if (json && before_report) print_json_error(static_cast<int>(error.code()), error.what());
+        if (before_report) provision::publish_stopped_run(options, error);
         return static_cast<int>(error.code());
     } catch (const std::exception& error) {
         return internal_error(json, error.what());

@@ -1,13 +1,16 @@
 // Everything a run needs to know from the command line and the environment.
 #pragma once
 
+#include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/states.h"
 #include "net/recipe_fetch.h"
 #include "net/report_post.h"
+#include "publish/publish.h"
 
 namespace provision {
 
@@ -27,6 +30,10 @@ struct Options {
     std::string python;                      // --python / PROVISION_PYTHON; empty: find it
     std::string python_option_name = "--python";  // which of the two gave it, for messages
     std::string gpu_fixture;
+    PublishTargets publish;                  // --node-labels, --metrics: files for the cluster's tools
+    // --repeat: run again at this interval (start to start) until stopped,
+    // rewriting the published files; never execs a workload.
+    std::optional<std::chrono::milliseconds> repeat_interval;
     std::vector<std::string> command;        // after "--"
     std::map<std::string, std::string> environment;  // snapshot of the process environment
 };

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "app/compiled_code.h"
+#include "app/publishing.h"
 #include "app/validation_step.h"
 #include "app/run_outcome.h"
 #include "core/suggest.h"
@@ -73,18 +74,6 @@ std::future<Inventory> start_detection(const Options& options) {
         }
     }).detach();
     return future;
-}
-
-// What the copy check between GPUs measured.  The validation worker does
-// not copy between GPUs yet: a simulated machine reports every pair skipped,
-// any other machine says why no copy ran.
-CopyChecks copy_checks_of(const Inventory& inventory, const ValidationSummary& validation) {
-    CopyChecks checks;
-    checks.run = inventory.simulated() ? CopyCheckRun::simulated : CopyCheckRun::not_run;
-    checks.reason = validation.status == ValidationStatus::skipped && !validation.reason.empty()
-                        ? validation.reason
-                        : "the validation worker does not copy between GPUs";
-    return checks;
 }
 
 std::string env_file_header(const Report& report) {
@@ -251,7 +240,8 @@ Plan plan_run(const Options& options) {
     std::future<Inventory> detection = start_detection(options);
     Plan plan;
     Report& report = plan.report;
-    const RecipeSet recipes = load_recipes(options, report.notes);
+    plan.recipes = load_recipes(options, report.notes);
+    const RecipeSet& recipes = plan.recipes;
     const WorkloadSpec& workload = find_workload(recipes, options.workload);
     report.workload = workload.name;
     clock.mark(Phase::recipes);
@@ -277,12 +267,11 @@ Plan plan_run(const Options& options) {
 
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
     clock.mark(Phase::selection);
-    validation.run(report.inventory, recipes, first, report.validation, clock);
+    const CopyChecks copies = validation.run(report.inventory, recipes, first, report.validation, clock);
     const CheckVerdicts verdicts = verdicts_of(report.validation);
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
     const auto features = feature_states(report.inventory, recipes, verdicts);
-    report.pod = assess_pod(report.inventory, recipes, workload, copy_checks_of(report.inventory, report.validation),
-                            options.environment);
+    report.pod = assess_pod(report.inventory, recipes, workload, copies, options.environment);
     report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
 
     const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, features, report));
@@ -293,10 +282,12 @@ Plan plan_run(const Options& options) {
 }
 
 int carry_out(Plan plan, const Options& options) {
+    check_publish_settings(plan, options);
     Report& report = plan.report;
     PhaseClock& clock = report.timings;
+    // --check and --repeat write the env file only where asked to.
     const bool write_env = !report.decision.mechanism.empty() && report.verdict != HealthLevel::failed &&
-                           (!options.check || options.env_file_given);
+                           ((!options.check && !options.repeat_interval) || options.env_file_given);
     if (write_env && options.env_file == kDiscardedEnvFile) {
         report.notes.push_back(fmt::format("env file {}: the settings are discarded", kDiscardedEnvFile));
     } else if (write_env) {
@@ -318,6 +309,7 @@ int carry_out(Plan plan, const Options& options) {
         }
     }
     clock.mark(Phase::total);
+    publish_finished_run(plan, options);
     std::fputs(render_summary(report, options.explain).c_str(), stderr);
     const std::string json = render_json(report);
     if (options.json) std::fputs(json.c_str(), stdout);

@@ -12,13 +12,14 @@ namespace provision {
 struct Plan {
     Report report;
     ExitCode exit_code = ExitCode::ok;
+    RecipeSet recipes;  // what the report was decided with (the publishing step reads it)
 };
 
 // Detect through validate: everything up to the side effects.
 Plan plan_run(const Options& options);
 
-// Writes the env file, prints the report, and execs the command when there
-// is one.  Returns the exit status (when it returns at all).
+// Writes the env file, publishes the labels and metrics, prints the report,
+// and execs the command when there is one.  Returns the exit status (when it returns at all).
 int carry_out(Plan plan, const Options& options);
 
 }  // namespace provision

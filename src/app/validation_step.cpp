@@ -44,13 +44,17 @@ std::optional<std::string> first_visible(const std::optional<std::string>& visib
 }
 
 // Checks worth running: those of every mechanism that could serve before
-// validation (so a fallback needs no second round), and the features'.
+// validation (so a fallback needs no second round), and the features'; with
+// `every_mechanism`, those of every mechanism of the recipes.
 std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& recipes, const Decision& decision,
-                                   ValidationSummary& summary) {
+                                   bool every_mechanism, ValidationSummary& summary) {
     std::set<std::string> wanted;
     for (const auto& candidate : decision.candidates)
         if (candidate.accepted)
             for (const auto& check : recipes.mechanisms.at(candidate.mechanism).checks) wanted.insert(check);
+    if (every_mechanism)
+        for (const auto& [name, mechanism] : recipes.mechanisms)
+            wanted.insert(mechanism.checks.begin(), mechanism.checks.end());
     for (const auto& [name, feature] : recipes.features)
         for (const auto& check : feature.checks) wanted.insert(check);
 
@@ -77,6 +81,7 @@ ValidationStep::ValidationStep(const Options& options)
     : validation_(validation_options(options)), workers_(validation_) {
     can_validate_ = options.validate != ValidateMode::off && options.gpu_fixture.empty() &&
                     (kernels::kernels_available() || validation_.simulate);
+    every_mechanism_ = options.publish.any();
     if (const auto it = options.environment.find("CUDA_VISIBLE_DEVICES"); it != options.environment.end())
         environment_visible_ = it->second;
     if (!can_validate_ || !(exists("/dev/nvidiactl") || validation_.simulate)) return;
@@ -106,20 +111,36 @@ void ValidationStep::follow(const Inventory& inventory) {
     workers_.keep(targets);
 }
 
-void ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
-                         ValidationSummary& summary, PhaseClock& clock) {
+CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
+                               ValidationSummary& summary, PhaseClock& clock) {
+    CopyChecks copies;
     if (const auto reason = skip_reason(inventory)) {
         summary.reason = *reason;
         workers_.stop_all();
-        return;
+        copies.run = inventory.simulated() ? CopyCheckRun::simulated : CopyCheckRun::not_run;
+        copies.reason = *reason;
+        return copies;
     }
-    const auto work = plan_checks(inventory, recipes, first, summary);
+    const auto work = plan_checks(inventory, recipes, first, every_mechanism_, summary);
+    LinkWork links;
+    links.host_links = true;
+    for (const GpuPair& pair : inventory.pairs)
+        if (pair.p2p == PeerAccess::ok) links.peer_pairs.push_back({pair.first, pair.second});
     const auto start = std::chrono::steady_clock::now();
-    for (const auto& outcome : workers_.run(work)) summary.checks.push_back(outcome);
+    ValidationRun run = workers_.run(work, links);
     const auto end = std::chrono::steady_clock::now();
+    summary.checks.insert(summary.checks.end(), run.checks.begin(), run.checks.end());
     summary.wall_ms = std::chrono::duration<double, std::milli>(end - start).count();
     if (const auto ready = workers_.ready_at()) clock.mark_at(Phase::worker_ready, *ready);
     if (!work.empty()) clock.mark_at(Phase::checks, end);
+    if (work.empty()) {
+        copies.run = CopyCheckRun::not_run;
+        copies.reason = "no GPU runs checks, so no copy was made";
+    } else {
+        copies.run = CopyCheckRun::ran;
+        copies.pairs = std::move(run.peer_copies);
+        copies.hosts = std::move(run.host_copies);
+    }
 
     bool any_run = false, any_failed = false;
     for (const auto& check : summary.checks) {
@@ -132,6 +153,7 @@ void ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, c
                                   : ValidationStatus::passed;
     if (!any_run) summary.reason = "no check applies to these GPUs";
     if (any_failed) summary.reason = "a check failed; mechanisms that need it were rejected";
+    return copies;
 }
 
 CheckVerdicts verdicts_of(const ValidationSummary& summary) {

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "app/options.h"
+#include "gpu/copy_check.h"
 #include "gpu/inventory.h"
 #include "recipe/recipe.h"
 #include "report/report.h"
@@ -29,10 +30,14 @@ public:
     void follow(const Inventory& inventory);
 
     // Runs the checks of every mechanism the first decision found able to
-    // serve, and of the features; fills `summary`, marks worker_ready and
-    // checks on `clock`.
-    void run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first, ValidationSummary& summary,
-             PhaseClock& clock);
+    // serve (of every mechanism, when the node's labels or metrics are
+    // published: a node's hardware paths do not depend on the packages
+    // installed where provision runs), and of the features, then the copy
+    // checks of the links (each GPU's host link, each pair NVML says has
+    // peer access) between the GPUs whose workers run; fills `summary` and
+    // returns the copies, marks worker_ready and checks on `clock`.
+    CopyChecks run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
+                   ValidationSummary& summary, PhaseClock& clock);
 
 private:
     // Why nothing is validated on this inventory; nullopt when checks can run.
@@ -40,6 +45,7 @@ private:
 
     ValidationOptions validation_;
     bool can_validate_ = false;
+    bool every_mechanism_ = false;  // labels or metrics: prove every mechanism's hardware path
     std::optional<std::string> environment_visible_;  // CUDA_VISIBLE_DEVICES as the workload gets it
     CheckWorkers workers_;
 };

@@ -72,6 +72,8 @@ void forget_temporary_file(const std::string& path) {
     }
 }
 
+void remove_at_termination(const std::string& path) { remember_temporary_file(path); }
+
 TerminationDeferred::TerminationDeferred() {
     sigset_t termination;
     sigemptyset(&termination);

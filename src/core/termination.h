@@ -24,6 +24,12 @@ void restore_default_signals();
 void remember_temporary_file(const std::string& path);
 void forget_temporary_file(const std::string& path);
 
+// A file provision keeps fresh while it runs (--repeat's node labels and
+// metrics): the handler removes it when a signal stops the run, as GPU
+// Feature Discovery removes its labels, so nothing stale outlives provision.
+// Shares the temporary files' slots, and stays registered until exit.
+void remove_at_termination(const std::string& path);
+
 // Holds SIGTERM, SIGINT and SIGHUP back for its lifetime (in this thread),
 // so that creating a temporary file and remembering it is one step for the
 // handler: a signal arriving in between is delivered once both are done.

@@ -18,7 +18,7 @@
 
 #include "gpu/inventory.h"
 #include "health/findings.h"
-#include "pod/copy_check.h"
+#include "gpu/copy_check.h"
 #include "recipe/recipe.h"
 
 namespace provision {

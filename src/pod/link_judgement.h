@@ -17,7 +17,7 @@
 
 #include "gpu/inventory.h"
 #include "health/findings.h"
-#include "pod/copy_check.h"
+#include "gpu/copy_check.h"
 #include "pod/link_figures.h"
 #include "recipe/recipe.h"
 

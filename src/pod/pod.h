@@ -15,7 +15,7 @@
 #include "gpu/inventory.h"
 #include "health/findings.h"
 #include "pod/container_limits.h"
-#include "pod/copy_check.h"
+#include "gpu/copy_check.h"
 #include "pod/link_judgement.h"
 #include "pod/peer_access_settings.h"
 #include "recipe/recipe.h"

@@ -128,6 +128,14 @@ struct TorchBuildSpec {
     std::vector<ComputeCapability> sass;
 };
 
+// [node_labels]: how the labels for Kubernetes nodes are named
+// (--node-labels; src/publish checks the prefix against Kubernetes' rules
+// where it is used, pointing at `source`).
+struct NodeLabelSettings {
+    std::string prefix;  // "" when no recipe sets it: src/publish's default
+    SourceRef source;    // where the prefix was set
+};
+
 struct RecipeSet {
     std::vector<ArchitectureSpec> architectures;  // in file order
     std::map<std::string, MechanismSpec> mechanisms;
@@ -139,6 +147,7 @@ struct RecipeSet {
     PodRecipe pod;                               // links between GPUs and the container's limits
     HealthPolicy policy;
     std::map<std::string, TorchBuildSpec> torch_builds;
+    NodeLabelSettings node_labels;
     std::vector<std::string> files;              // every file loaded, in order
 
     const ArchitectureSpec* architecture(const std::string& name) const;

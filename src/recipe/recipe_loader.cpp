@@ -52,6 +52,7 @@ private:
     void read_python(const toml::table& table, const std::string& file);
     void read_torch_build(const std::string& name, const toml::table& table, const std::string& file);
     void read_policy(const toml::table& table, const std::string& file);
+    void read_node_labels(const toml::table& table, const std::string& file);
     void refer(Reference::Kind kind, const std::string& name, const toml::node& node, const std::string& file,
                const std::string& context);
     void check_references() const;
@@ -206,9 +207,10 @@ void Loader::load_table(const toml::table& root, const std::string& file) {
         read_pod(*t, file, set_.pod, [&](const std::string& architecture, const toml::node& node) {
             refer(Reference::architecture, architecture, node, file, "[[pod.nvlink]]");
         });
+    if (const toml::table* t = top.table("node_labels")) read_node_labels(*t, file);
     top.reject_unknown_keys(
         {"architectures", "mechanisms", "checks", "features", "workloads", "python", "throughput", "policy",
-         "torch_builds", "pod"});
+         "torch_builds", "pod", "node_labels"});
 }
 
 void Loader::read_architectures(const toml::table& table, const std::string& file) {
@@ -452,6 +454,15 @@ void Loader::read_python(const toml::table& table, const std::string& file) {
     TableReader reader(table, file, "[python]");
     if (auto v = reader.string_array("site_packages")) set_.site_packages = *v;
     reader.reject_unknown_keys({"site_packages"});
+}
+
+void Loader::read_node_labels(const toml::table& table, const std::string& file) {
+    TableReader reader(table, file, "[node_labels]");
+    if (auto prefix = reader.string("prefix")) {
+        set_.node_labels.prefix = *prefix;
+        set_.node_labels.source = source_of(*reader.node("prefix"), file);
+    }
+    reader.reject_unknown_keys({"prefix"});
 }
 
 void Loader::read_policy(const toml::table& table, const std::string& file) {

@@ -1,6 +1,9 @@
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "validate/child_process.h"
+#include "validate/link_rounds.h"
 #include "validate/validation.h"
 #include "validate/worker_outcome.h"
 #include "validate/worker_protocol.h"
@@ -14,14 +17,27 @@ struct CheckWorkers::Worker {
     std::unique_ptr<ChildProcess> process;
     std::vector<std::string> checks;  // what it was given
     Clock::time_point deadline{};
-    bool finished = false;
+    bool ended = false;               // exited, killed, or let go after `done`
     WorkerOutput output;
 
     void read() {
         process->read_available();
         output = parse_worker_output(process->out());
     }
+    bool alive() const { return !ended && process->running(); }
 };
+
+namespace {
+
+Clock::duration limit_of(double seconds) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+bool checks_answered(const WorkerOutput& output, const std::vector<std::string>& checks) {
+    return std::all_of(checks.begin(), checks.end(), [&](const std::string& name) { return output.results.count(name); });
+}
+
+}  // namespace
 
 CheckWorkers::CheckWorkers(ValidationOptions options) : options_(std::move(options)) {}
 
@@ -29,24 +45,27 @@ CheckWorkers::~CheckWorkers() = default;  // each ChildProcess kills what still 
 
 bool CheckWorkers::any() const { return !workers_.empty(); }
 
+CheckWorkers::Worker* CheckWorkers::worker_of(int gpu) const {
+    for (const auto& worker : workers_)
+        if (worker->target.gpu == gpu) return worker.get();
+    return nullptr;
+}
+
 void CheckWorkers::keep(const std::vector<WorkerTarget>& targets) {
     std::erase_if(workers_, [&](const std::unique_ptr<Worker>& worker) {
         return std::none_of(targets.begin(), targets.end(),
                             [&](const WorkerTarget& target) { return target.gpu == worker->target.gpu; });
     });
     for (const WorkerTarget& target : targets) {
-        const auto existing = std::find_if(workers_.begin(), workers_.end(), [&](const std::unique_ptr<Worker>& worker) {
-            return worker->target.gpu == target.gpu;
-        });
-        if (existing != workers_.end()) {
-            if (!target.uuid.empty()) (*existing)->target.uuid = target.uuid;
+        if (Worker* existing = worker_of(target.gpu)) {
+            if (!target.uuid.empty()) existing->target.uuid = target.uuid;
             continue;
         }
         auto worker = std::make_unique<Worker>();
         worker->target = target;
         std::vector<std::string> command = {options_.self_exe};
         // A worker that sees only its GPU finds it at CUDA index 0.
-        for (auto& arg : worker_arguments(target.visible.empty() ? target.gpu : 0, options_))
+        for (auto& arg : worker_arguments(target.visible.empty() ? target.gpu : 0, target.gpu, options_))
             command.push_back(std::move(arg));
         std::map<std::string, std::string> environment;
         if (!target.visible.empty()) environment["CUDA_VISIBLE_DEVICES"] = target.visible;
@@ -55,78 +74,189 @@ void CheckWorkers::keep(const std::vector<WorkerTarget>& targets) {
     }
 }
 
-std::vector<CheckOutcome> CheckWorkers::run(const std::vector<GpuChecks>& work) {
-    std::vector<WorkerTarget> targets;
-    for (const GpuChecks& job : work) {
-        if (job.checks.empty()) continue;
-        const auto existing = std::find_if(workers_.begin(), workers_.end(), [&](const std::unique_ptr<Worker>& worker) {
-            return worker->target.gpu == job.gpu;
-        });
-        targets.push_back(existing != workers_.end() ? (*existing)->target : WorkerTarget{job.gpu, {}, {}});
-    }
-    keep(targets);
-
-    const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.timeout_s));
-    for (const GpuChecks& job : work) {
-        for (auto& worker : workers_) {
-            if (worker->target.gpu != job.gpu || !worker->checks.empty()) continue;
-            worker->checks = job.checks;
-            if (!worker->process->start_error().empty()) {
-                worker->finished = true;
-                continue;
-            }
-            worker->read();
-            const Clock::time_point now = Clock::now();
-            // Only the worker's own work counts against its limit: opening the
-            // GPU (up to its `ready` line, or until now when it has not said
-            // it yet) and the checks from now on.
-            const Clock::time_point opened = worker->output.ready ? std::min(worker->output.ready->at, now) : now;
-            worker->deadline = now + (limit - (opened - worker->process->started_at()));
-            worker->process->write_input(format_check_list(job.checks));
-        }
-    }
-
+template <typename Complete>
+void CheckWorkers::wait_for(const std::vector<Worker*>& waiting, Complete complete) {
     for (;;) {
-        std::vector<const ChildProcess*> waiting;
+        std::vector<const ChildProcess*> running;
         Clock::time_point next_deadline = Clock::time_point::max();
-        for (auto& worker : workers_) {
-            if (worker->finished) continue;
+        for (Worker* worker : waiting) {
+            if (worker->ended) continue;
             worker->read();
             if (worker->output.done) {
                 // Its results are in; the driver tears its context down
                 // without provision waiting for it.
                 worker->process->let_go();
                 worker->process->poll_exit();
-                worker->finished = true;
+                worker->ended = true;
+            } else if (complete(*worker)) {
+                continue;
             } else if (worker->process->poll_exit()) {
                 worker->read();
-                worker->finished = true;
+                worker->ended = true;
             } else if (Clock::now() >= worker->deadline) {
                 worker->process->kill(true);
                 worker->read();
-                worker->finished = true;
+                worker->ended = true;
             } else {
-                waiting.push_back(worker->process.get());
+                running.push_back(worker->process.get());
                 next_deadline = std::min(next_deadline, worker->deadline);
             }
         }
-        if (waiting.empty()) break;
-        const auto until_deadline =
-            std::chrono::ceil<std::chrono::milliseconds>(next_deadline - Clock::now()).count();
-        wait_for_output(waiting, std::chrono::milliseconds(std::clamp<long long>(until_deadline, 1, 50)));
+        if (running.empty()) return;
+        const auto until_deadline = std::chrono::ceil<std::chrono::milliseconds>(next_deadline - Clock::now()).count();
+        wait_for_output(running, std::chrono::milliseconds(std::clamp<long long>(until_deadline, 1, 50)));
     }
+}
 
-    std::vector<CheckOutcome> outcomes;
+ValidationRun CheckWorkers::run(const std::vector<GpuChecks>& work, const LinkWork& links) {
+    std::vector<WorkerTarget> targets;
     for (const GpuChecks& job : work) {
-        const auto worker = std::find_if(workers_.begin(), workers_.end(), [&](const std::unique_ptr<Worker>& w) {
-            return w->target.gpu == job.gpu;
-        });
-        if (worker == workers_.end()) continue;  // no checks
-        for (auto& outcome : outcomes_from_worker(job, (*worker)->process->outcome(), (*worker)->output,
-                                                  options_.timeout_s, (*worker)->target.uuid))
-            outcomes.push_back(std::move(outcome));
+        if (job.checks.empty()) continue;
+        const Worker* existing = worker_of(job.gpu);
+        targets.push_back(existing ? existing->target : WorkerTarget{job.gpu, {}, {}});
     }
-    return outcomes;
+    keep(targets);
+
+    // Links only between GPUs whose workers run anyway.
+    std::vector<GpuIndexPair> pairs;
+    for (const auto& [a, b] : links.peer_pairs)
+        if (worker_of(a) && worker_of(b)) pairs.push_back({a, b});
+    const auto exporting = [&](int gpu) {
+        return std::any_of(pairs.begin(), pairs.end(), [&](const GpuIndexPair& p) { return p.first == gpu || p.second == gpu; });
+    };
+
+    const Clock::duration limit = limit_of(options_.timeout_s);
+    std::vector<Worker*> started;
+    for (const GpuChecks& job : work) {
+        Worker* worker = job.checks.empty() ? nullptr : worker_of(job.gpu);
+        if (!worker || !worker->checks.empty()) continue;
+        worker->checks = job.checks;
+        if (!worker->process->start_error().empty()) {
+            worker->ended = true;
+            continue;
+        }
+        worker->read();
+        const Clock::time_point now = Clock::now();
+        // Only the worker's own work counts against its limit: opening the
+        // GPU (up to its `ready` line, or until now when it has not said it
+        // yet) and what it is given from now on.
+        const Clock::time_point opened = worker->output.ready ? std::min(worker->output.ready->at, now) : now;
+        worker->deadline = now + (limit - (opened - worker->process->started_at()));
+        std::string input = format_check_list(job.checks);
+        if (links.host_links) input += format_host_link_command(links.host_bytes, links.repeats);
+        if (exporting(job.gpu)) input += format_export_command(job.gpu, links.peer_bytes);
+        worker->process->write_input(input);
+        if (!exporting(job.gpu)) worker->process->close_input();  // nothing more to say: it ends after these
+        started.push_back(worker);
+    }
+    wait_for(started, [&](const Worker& worker) {
+        return checks_answered(worker.output, worker.checks) && (!links.host_links || worker.output.host_link) &&
+               (!exporting(worker.target.gpu) || worker.output.exported);
+    });
+
+    ValidationRun result;
+    for (const GpuChecks& job : work) {
+        const Worker* worker = job.checks.empty() ? nullptr : worker_of(job.gpu);
+        if (!worker) continue;
+        for (auto& outcome : outcomes_from_worker(job, worker->process->outcome(), worker->output, options_.timeout_s,
+                                                  worker->target.uuid))
+            result.checks.push_back(std::move(outcome));
+        if (links.host_links && worker->output.host_link && worker->output.host_link->ok) {
+            const HostLinkLine& line = *worker->output.host_link;
+            result.host_copies.push_back({job.gpu, line.h2d_gb_per_s, line.d2h_gb_per_s, line.link});
+        }
+    }
+    copy_between_peers({links.host_links, pairs, links.host_bytes, links.peer_bytes, links.repeats}, result);
+    for (auto& worker : workers_) worker->process->close_input();  // each says `done` and leaves
+    return result;
+}
+
+void CheckWorkers::copy_between_peers(const LinkWork& links, ValidationRun& run) {
+    const Clock::duration limit = limit_of(options_.timeout_s);
+    const auto fail = [&](const GpuIndexPair& pair, PeerCopyStatus status, const std::string& why) {
+        PeerCopyResult copy;
+        copy.first = pair.first;
+        copy.second = pair.second;
+        copy.status = status;
+        copy.detail = why;
+        run.peer_copies.push_back(copy);
+    };
+    for (const auto& round : link_rounds(links.peer_pairs)) {
+        std::vector<Worker*> pulling;
+        std::vector<GpuIndexPair> sent;
+        for (const GpuIndexPair& pair : round) {
+            Worker* first = worker_of(pair.first);
+            Worker* second = worker_of(pair.second);
+            std::string why;
+            for (const Worker* worker : {first, second}) {
+                if (!why.empty()) break;
+                if (!worker->alive())
+                    why = fmt::format("the worker of GPU {} had stopped", worker->target.gpu);
+                else if (!worker->output.exported || !worker->output.exported->ok)
+                    why = fmt::format("GPU {} could not export its buffer: {}", worker->target.gpu,
+                                      worker->output.exported ? worker->output.exported->detail : "no answer");
+            }
+            if (!why.empty()) {
+                fail(pair, PeerCopyStatus::error, why);
+                continue;
+            }
+            // Each pulls the other's buffer: both ways at once.
+            for (auto [to, from] : {std::pair{second, first}, std::pair{first, second}}) {
+                to->deadline = Clock::now() + limit;
+                to->process->write_input(format_pull_command(from->target.gpu, links.peer_bytes, links.repeats,
+                                                             from->output.exported->handle));
+                pulling.push_back(to);
+            }
+            sent.push_back(pair);
+        }
+        wait_for(pulling, [&](const Worker& worker) {
+            return std::all_of(sent.begin(), sent.end(), [&](const GpuIndexPair& pair) {
+                const int from = pair.first == worker.target.gpu ? pair.second
+                                 : pair.second == worker.target.gpu ? pair.first
+                                                                    : -1;
+                return from < 0 || worker.output.pulled.count(from);
+            });
+        });
+        for (const GpuIndexPair& pair : sent) {
+            PeerCopyResult copy;
+            copy.first = pair.first;
+            copy.second = pair.second;
+            const Worker* first = worker_of(pair.first);
+            const Worker* second = worker_of(pair.second);
+            const auto forward = second->output.pulled.find(pair.first);   // first -> second
+            const auto backward = first->output.pulled.find(pair.second);  // second -> first
+            const bool forward_in = forward != second->output.pulled.end();
+            const bool backward_in = backward != first->output.pulled.end();
+            if (!forward_in || !backward_in) {
+                const Worker* silent = !forward_in ? second : first;
+                const bool killed = silent->process->outcome().timed_out;
+                copy.status = killed ? PeerCopyStatus::timeout : PeerCopyStatus::error;
+                copy.detail = killed ? fmt::format("the copy to GPU {} did not finish within {:g} s; its worker was killed",
+                                                   silent->target.gpu, options_.timeout_s)
+                                     : fmt::format("the worker of GPU {} ended without an answer", silent->target.gpu);
+            } else {
+                const PulledLine& there = forward->second;
+                const PulledLine& back = backward->second;
+                copy.gb_per_s_forward = there.gb_per_s;
+                copy.gb_per_s_backward = back.gb_per_s;
+                if (there.no_peer_access || back.no_peer_access) {
+                    copy.status = PeerCopyStatus::skipped;
+                    copy.cuda_peer_access = false;
+                    copy.detail = there.no_peer_access ? there.detail : back.detail;
+                } else {
+                    // The worse way decides: wrong bytes, then an error.
+                    const PulledLine& worse = there.status != PeerCopyStatus::passed ? there : back;
+                    copy.status = worse.status;
+                    copy.cuda_peer_access = true;
+                    copy.detail = worse.status == PeerCopyStatus::passed
+                                      ? there.detail
+                                      : fmt::format("GPU {} -> GPU {}: {}", &worse == &there ? pair.first : pair.second,
+                                                    &worse == &there ? pair.second : pair.first, worse.detail);
+                }
+            }
+            run.peer_copies.push_back(copy);
+        }
+    }
 }
 
 std::optional<Clock::time_point> CheckWorkers::ready_at() const {
@@ -139,7 +269,7 @@ std::optional<Clock::time_point> CheckWorkers::ready_at() const {
 
 std::vector<CheckOutcome> run_validation(const std::vector<GpuChecks>& work, const ValidationOptions& options) {
     CheckWorkers workers(options);
-    return workers.run(work);
+    return workers.run(work).checks;
 }
 
 }  // namespace provision

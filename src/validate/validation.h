@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/states.h"
+#include "gpu/copy_check.h"
 
 namespace provision {
 
@@ -47,6 +48,24 @@ struct CheckOutcome {
     std::string detail;
 };
 
+// What the workers measure of the links after their checks (the pod stage
+// judges it): each GPU's host link (pinned copies each way, and the PCIe
+// link read while busy), and for each pair a buffer copied each way between
+// the two GPUs' workers through CUDA IPC, in rounds (link_rounds.h).
+struct LinkWork {
+    bool host_links = false;
+    std::vector<std::pair<int, int>> peer_pairs;  // CUDA indices
+    std::size_t host_bytes = std::size_t{32} << 20;
+    std::size_t peer_bytes = std::size_t{64} << 20;
+    int repeats = 3;  // timed copies of each, after an untimed one
+};
+
+struct ValidationRun {
+    std::vector<CheckOutcome> checks;  // one per requested check, in the order of the work
+    std::vector<HostCopyResult> host_copies;
+    std::vector<PeerCopyResult> peer_copies;  // one per pair asked for
+};
+
 // Where one worker runs.
 struct WorkerTarget {
     int gpu = 0;              // CUDA index as the workload sees it
@@ -77,9 +96,9 @@ public:
 
     // Sends each GPU's worker its checks (a worker without checks is
     // stopped; a GPU without a worker gets one now) and waits for the
-    // results.  One outcome per requested check, in the order of `work`.
-    // Never throws for GPU failures.
-    std::vector<CheckOutcome> run(const std::vector<GpuChecks>& work);
+    // results, then measures the links `links` asks for among the GPUs
+    // whose workers run.  Never throws for GPU failures.
+    ValidationRun run(const std::vector<GpuChecks>& work, const LinkWork& links = {});
 
     // When the last worker that was given checks had opened its GPU;
     // nullopt when none had.
@@ -87,6 +106,13 @@ public:
 
 private:
     struct Worker;
+    Worker* worker_of(int gpu) const;
+    // Waits until each worker of `waiting` is `complete`, has ended, or is
+    // past its deadline (then killed), reading its output as it comes.
+    template <typename Complete>
+    void wait_for(const std::vector<Worker*>& waiting, Complete complete);
+    void copy_between_peers(const LinkWork& links, ValidationRun& run);
+
     ValidationOptions options_;
     std::vector<std::unique_ptr<Worker>> workers_;
 };

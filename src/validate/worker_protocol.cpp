@@ -50,6 +50,52 @@ std::optional<CheckOutcome> result_from(const toml::table& fields) {
     return result;
 }
 
+std::string_view pulled_word(const PulledLine& line) {
+    if (line.no_peer_access) return "no-peer-access";
+    switch (line.status) {
+        case PeerCopyStatus::passed: return "passed";
+        case PeerCopyStatus::wrong_bytes: return "wrong-bytes";
+        default: return "error";
+    }
+}
+
+PulledLine pulled_from(const toml::table& fields) {
+    PulledLine line;
+    line.from = static_cast<int>(fields["from"].value_or(std::int64_t{-1}));
+    line.gb_per_s = fields["gb_per_s"].value_or(0.0);
+    line.detail = fields["detail"].value_or(std::string());
+    const std::string status = fields["status"].value_or(std::string());
+    if (status == "passed") {
+        line.status = PeerCopyStatus::passed;
+    } else if (status == "wrong-bytes") {
+        line.status = PeerCopyStatus::wrong_bytes;
+    } else if (status == "no-peer-access") {
+        line.status = PeerCopyStatus::skipped;
+        line.no_peer_access = true;
+    } else {
+        line.status = PeerCopyStatus::error;
+        if (status != "error") line.detail = fmt::format("the worker reported an unknown status {}", quoted(status));
+    }
+    return line;
+}
+
+HostLinkLine host_link_from(const toml::table& fields) {
+    HostLinkLine line;
+    line.ok = fields["ok"].value_or(false);
+    line.h2d_gb_per_s = fields["h2d_gb_per_s"].value_or(0.0);
+    line.d2h_gb_per_s = fields["d2h_gb_per_s"].value_or(0.0);
+    line.detail = fields["detail"].value_or(std::string());
+    const auto generation = fields["generation"].value<std::int64_t>();
+    const auto width = fields["width"].value<std::int64_t>();
+    if (generation && width && *generation > 0 && *width > 0) {
+        PcieLink link;
+        link.generation = static_cast<unsigned>(*generation);
+        link.width = static_cast<unsigned>(*width);
+        line.link = link;
+    }
+    return line;
+}
+
 std::optional<toml::table> parse_line(const std::string& line) {
     try {
         return toml::parse(line);
@@ -60,9 +106,13 @@ std::optional<toml::table> parse_line(const std::string& line) {
 
 }  // namespace
 
-std::vector<std::string> worker_arguments(int cuda_device, const ValidationOptions& options) {
+std::vector<std::string> worker_arguments(int cuda_device, int workload_gpu, const ValidationOptions& options) {
     std::vector<std::string> args = {"__check-worker", "--gpu", std::to_string(cuda_device), "--mode",
                                      std::string(to_string(options.mode))};
+    if (workload_gpu != cuda_device) {
+        args.push_back("--as");
+        args.push_back(std::to_string(workload_gpu));
+    }
     if (!options.fault.empty()) {
         args.push_back("--fault");
         args.push_back(options.fault);
@@ -87,6 +137,61 @@ std::string format_ready_line(const WorkerReady& ready) {
 
 std::string format_done_line(MonotonicTime at, double waited_ms) {
     return one_line(toml::table{{"done", inline_table(toml::table{{"at_ns", nanoseconds(at)}, {"waited_ms", waited_ms}})}});
+}
+
+std::string format_host_link_command(std::size_t bytes, int repeats) {
+    return fmt::format("host-link {} {}\n", bytes, repeats);
+}
+
+std::string format_export_command(int gpu, std::size_t bytes) { return fmt::format("export {} {}\n", gpu, bytes); }
+
+std::string format_pull_command(int gpu, std::size_t bytes, int repeats, const std::string& handle) {
+    return fmt::format("pull {} {} {} {}\n", gpu, bytes, repeats, handle);
+}
+
+std::optional<LinkCommand> parse_link_command(const std::string& line) {
+    std::istringstream words(line);
+    std::string verb;
+    words >> verb;
+    LinkCommand command;
+    if (verb == "host-link") {
+        command.kind = LinkCommand::Kind::host_link;
+        words >> command.bytes >> command.repeats;
+    } else if (verb == "export") {
+        command.kind = LinkCommand::Kind::export_buffer;
+        words >> command.gpu >> command.bytes;
+    } else if (verb == "pull") {
+        command.kind = LinkCommand::Kind::pull;
+        words >> command.gpu >> command.bytes >> command.repeats >> command.handle;
+    } else {
+        return std::nullopt;
+    }
+    if (!words || command.bytes == 0 || command.repeats < 1) return std::nullopt;
+    return command;
+}
+
+std::string format_host_link_line(const HostLinkLine& line) {
+    toml::table fields{{"ok", line.ok},
+                       {"h2d_gb_per_s", line.h2d_gb_per_s},
+                       {"d2h_gb_per_s", line.d2h_gb_per_s},
+                       {"detail", line.detail}};
+    if (line.link) {
+        fields.insert("generation", static_cast<std::int64_t>(line.link->generation));
+        fields.insert("width", static_cast<std::int64_t>(line.link->width));
+    }
+    return one_line(toml::table{{"host_link", inline_table(std::move(fields))}});
+}
+
+std::string format_exported_line(const ExportedLine& line) {
+    return one_line(toml::table{
+        {"exported", inline_table(toml::table{{"ok", line.ok}, {"handle", line.handle}, {"detail", line.detail}})}});
+}
+
+std::string format_pulled_line(const PulledLine& line) {
+    return one_line(toml::table{{"pulled", inline_table(toml::table{{"from", static_cast<std::int64_t>(line.from)},
+                                                                    {"status", std::string(pulled_word(line))},
+                                                                    {"gb_per_s", line.gb_per_s},
+                                                                    {"detail", line.detail}})}});
 }
 
 std::string format_result_line(const CheckOutcome& result) {
@@ -127,6 +232,17 @@ WorkerOutput parse_worker_output(const std::string& text) {
             fields.capability = (*ready)["capability"].value_or(std::string());
             fields.error = (*ready)["error"].value_or(std::string());
             output.ready = std::move(fields);
+            continue;
+        } else if (const toml::table* host_link = document ? (*document)["host_link"].as_table() : nullptr) {
+            output.host_link = host_link_from(*host_link);
+            continue;
+        } else if (const toml::table* exported = document ? (*document)["exported"].as_table() : nullptr) {
+            output.exported = ExportedLine{(*exported)["ok"].value_or(false), (*exported)["handle"].value_or(std::string()),
+                                           (*exported)["detail"].value_or(std::string())};
+            continue;
+        } else if (const toml::table* pulled = document ? (*document)["pulled"].as_table() : nullptr) {
+            PulledLine line = pulled_from(*pulled);
+            output.pulled.insert_or_assign(line.from, std::move(line));
             continue;
         } else if (const toml::table* done = document ? (*document)["done"].as_table() : nullptr) {
             output.done = time_from((*done)["at_ns"].value_or(std::int64_t{0}));

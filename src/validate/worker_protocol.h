@@ -15,6 +15,19 @@
 //                when a line was written, not when it got round to reading
 //                it.  A worker that cannot open its GPU says so in `ready`
 //                (`error = "..."`) and gives every check that error.
+// Links:         after the checks the parent may send commands, one a line;
+//                the worker answers each with one line, and says `done`
+//                when its input ends:
+//                   host-link BYTES REPEATS
+//                      host_link = { ok = true, h2d_gb_per_s = 51.2, d2h_gb_per_s = 50.9,
+//                                    generation = 5, width = 16, detail = "..." }
+//                   export GPU BYTES
+//                      exported = { ok = true, handle = "<cudaIpcMemHandle_t in hex>", detail = "..." }
+//                   pull GPU BYTES REPEATS HANDLE
+//                      pulled = { from = GPU, status = "passed", gb_per_s = 371.2, detail = "..." }
+//                GPU is the source's index as the workload sees it (the
+//                pattern the buffer holds); a pulled status is passed,
+//                wrong-bytes, error or no-peer-access.
 #pragma once
 
 #include <chrono>
@@ -23,12 +36,14 @@
 #include <string>
 #include <vector>
 
+#include "gpu/copy_check.h"
 #include "validate/validation.h"
 
 namespace provision {
 
-// The worker's command line, without the program path.
-std::vector<std::string> worker_arguments(int cuda_device, const ValidationOptions& options);
+// The worker's command line, without the program path: it opens CUDA device
+// `cuda_device`, which the workload sees as `workload_gpu`.
+std::vector<std::string> worker_arguments(int cuda_device, int workload_gpu, const ValidationOptions& options);
 
 // What the parent writes to a worker's input: the names and the end mark.
 std::string format_check_list(const std::vector<std::string>& checks);
@@ -55,10 +70,53 @@ std::string format_done_line(MonotonicTime at, double waited_ms = 0);
 std::string format_result_line(const CheckOutcome& result);
 std::optional<CheckOutcome> parse_result_line(const std::string& line);
 
+struct HostLinkLine {
+    bool ok = false;
+    double h2d_gb_per_s = 0;
+    double d2h_gb_per_s = 0;
+    std::optional<PcieLink> link;  // the link's generation and width, read right after the copies
+    std::string detail;
+};
+
+struct ExportedLine {
+    bool ok = false;
+    std::string handle;
+    std::string detail;
+};
+
+// One way of a peer copy, as the receiving worker saw it.
+struct PulledLine {
+    int from = -1;
+    PeerCopyStatus status = PeerCopyStatus::error;  // passed, wrong_bytes, error; skipped: no peer access
+    bool no_peer_access = false;
+    double gb_per_s = 0;
+    std::string detail;
+};
+
+std::string format_host_link_command(std::size_t bytes, int repeats);
+std::string format_export_command(int gpu, std::size_t bytes);
+std::string format_pull_command(int gpu, std::size_t bytes, int repeats, const std::string& handle);
+std::string format_host_link_line(const HostLinkLine& line);
+std::string format_exported_line(const ExportedLine& line);
+std::string format_pulled_line(const PulledLine& line);
+
+// A command line, read back by the worker.
+struct LinkCommand {
+    enum class Kind { host_link, export_buffer, pull } kind = Kind::host_link;
+    int gpu = 0;
+    std::size_t bytes = 0;
+    int repeats = 1;
+    std::string handle;
+};
+std::optional<LinkCommand> parse_link_command(const std::string& line);
+
 // Everything a worker has printed so far, read line by line as it arrives.
 struct WorkerOutput {
     std::optional<WorkerReady> ready;
     std::map<std::string, CheckOutcome> results;  // by check name
+    std::optional<HostLinkLine> host_link;
+    std::optional<ExportedLine> exported;
+    std::map<int, PulledLine> pulled;             // by the source GPU
     std::optional<MonotonicTime> done;
     std::string unparsed;                         // the first line that was none of these, if any
 };

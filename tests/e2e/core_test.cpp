@@ -215,7 +215,8 @@ TEST_CASE("usage errors exit 2; --help and --version exit 0") {
     const auto help = e2e::provision({"--help"});
     CHECK(help.exit_code == 0);
     for (const char* option : {"--check", "--explain", "--json", "--workload", "--recipe", "--env-file",
-                               "--site-packages", "--gpu-fixture", "--no-validate", "--validate"})
+                               "--site-packages", "--gpu-fixture", "--no-validate", "--validate", "--node-labels",
+                               "--metrics", "--repeat"})
         CHECK_THAT(help.out, Catch::Contains(option));
     const auto version = e2e::provision({"--version"});
     CHECK(version.exit_code == 0);

@@ -89,9 +89,50 @@ TEST_CASE("runner: a worker that sees its GPU alone, by UUID, validates that GPU
     fmt::print("runner: GPU {} is {}\n", device->index, opened.uuid);
     CheckWorkers workers(options_with(60));
     workers.keep({{device->index, opened.uuid, opened.uuid}});
-    const auto outcomes = workers.run({{device->index, {"attention.fp16"}}});
+    const auto outcomes = workers.run({{device->index, {"attention.fp16"}}}).checks;
     REQUIRE(outcomes.size() == 1);
     INFO(outcomes[0].detail);
     CHECK(outcomes[0].status == CheckStatus::passed);
     CHECK(workers.ready_at());
+}
+
+TEST_CASE("runner: two workers on one GPU copy to each other through CUDA IPC, every word checked",
+          "[gpu][runner][links]") {
+    const auto device = device_or_skip();
+    if (!device) return;
+    const kernels::OpenedDevice opened = kernels::open_device(device->index);
+    REQUIRE(opened.ok);
+    // The same GPU stands for "GPU 0" and "GPU 1": the handles, the mapping,
+    // the copies and the check run as between two GPUs, over the GPU's own memory.
+    for (const std::string fault : {"", "link=wrong-bytes"}) {
+        INFO("fault: " << fault);
+        CheckWorkers workers(options_with(60, fault));
+        workers.keep({{0, opened.uuid, opened.uuid}, {1, opened.uuid, opened.uuid}});
+        LinkWork links;
+        links.host_links = true;
+        links.peer_pairs = {{0, 1}};
+        const auto run = workers.run({{0, {"attention.fp16"}}, {1, {"attention.fp16"}}}, links);
+        REQUIRE(run.peer_copies.size() == 1);
+        const PeerCopyResult& copy = run.peer_copies[0];
+        fmt::print("runner: IPC copy on one GPU{}: {}, {:.1f} / {:.1f} GB/s; {}\n", fault.empty() ? "" : " (" + fault + ")",
+                   to_string(copy.status), copy.gb_per_s_forward, copy.gb_per_s_backward, copy.detail);
+        if (fault.empty()) {
+            CHECK(copy.status == PeerCopyStatus::passed);
+            CHECK(copy.gb_per_s_forward > 0);
+            CHECK(copy.gb_per_s_backward > 0);
+        } else {
+            CHECK(copy.status == PeerCopyStatus::wrong_bytes);
+            CHECK(copy.detail.find("words wrong") != std::string::npos);
+        }
+        REQUIRE(run.host_copies.size() == 2);
+        for (const HostCopyResult& host : run.host_copies) {
+            fmt::print("runner: host link of GPU {}: {:.1f} GB/s to the device, {:.1f} back; link {}\n", host.gpu,
+                       host.h2d_gb_per_s, host.d2h_gb_per_s,
+                       host.link_while_busy ? fmt::format("Gen{} x{}", host.link_while_busy->generation,
+                                                          host.link_while_busy->width)
+                                            : std::string("not read"));
+            CHECK(host.h2d_gb_per_s > 1);
+            CHECK(host.d2h_gb_per_s > 1);
+        }
+    }
 }

@@ -57,10 +57,13 @@ TEST_CASE("the worker command line names the GPU, mode and fault; the checks go 
     ValidationOptions options;
     options.mode = ValidateMode::full;
     options.fault = "*=hang";
-    CHECK(worker_arguments(2, options) ==
+    CHECK(worker_arguments(2, 2, options) ==
           std::vector<std::string>{"__check-worker", "--gpu", "2", "--mode", "full", "--fault", "*=hang"});
+    // A worker that sees its GPU alone opens CUDA device 0, which the workload sees as GPU 5.
+    CHECK(worker_arguments(0, 5, options) == std::vector<std::string>{"__check-worker", "--gpu", "0", "--mode", "full",
+                                                                      "--as", "5", "--fault", "*=hang"});
     options.simulate = true;
-    CHECK(worker_arguments(0, options).back() == "--simulate");
+    CHECK(worker_arguments(0, 0, options).back() == "--simulate");
     CHECK(format_check_list({"attention.fp16", "gemm.tf32"}) == "attention.fp16\ngemm.tf32\n\n");
 }
 
@@ -206,4 +209,52 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
         CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail == "the worker reported an unknown status 'timeout'");
     }
+}
+
+TEST_CASE("link commands and their answers round-trip", "[validation][protocol][links]") {
+    const auto host = parse_link_command(format_host_link_command(32 << 20, 3));
+    REQUIRE(host);
+    CHECK(host->kind == LinkCommand::Kind::host_link);
+    CHECK(host->bytes == std::size_t{32} << 20);
+    CHECK(host->repeats == 3);
+    const auto exported = parse_link_command(format_export_command(5, 1 << 26));
+    REQUIRE(exported);
+    CHECK(exported->kind == LinkCommand::Kind::export_buffer);
+    CHECK(exported->gpu == 5);
+    const auto pull = parse_link_command(format_pull_command(2, 1 << 26, 3, "0a1b2c"));
+    REQUIRE(pull);
+    CHECK(pull->kind == LinkCommand::Kind::pull);
+    CHECK(pull->gpu == 2);
+    CHECK(pull->handle == "0a1b2c");
+    CHECK_FALSE(parse_link_command("pull 2"));
+    CHECK_FALSE(parse_link_command("export 1 0"));
+    CHECK_FALSE(parse_link_command("reboot"));
+
+    HostLinkLine link{true, 51.25, 50.5, PcieLink{5, 16, 0, 0}, "32 MiB"};
+    PulledLine wrong;
+    wrong.from = 3;
+    wrong.status = PeerCopyStatus::wrong_bytes;
+    wrong.gb_per_s = 371.5;
+    wrong.detail = "1 of 8388608 words wrong, the first at byte 33554432";
+    PulledLine refused;
+    refused.from = 4;
+    refused.status = PeerCopyStatus::skipped;
+    refused.no_peer_access = true;
+    const WorkerOutput output = parse_worker_output(format_host_link_line(link) + "\n" +
+                                                    format_exported_line({true, "00ff", ""}) + "\n" +
+                                                    format_pulled_line(wrong) + "\n" + format_pulled_line(refused) +
+                                                    "\n");
+    CHECK(output.unparsed.empty());
+    REQUIRE(output.host_link);
+    CHECK(output.host_link->h2d_gb_per_s == 51.25);
+    REQUIRE(output.host_link->link);
+    CHECK(output.host_link->link->generation == 5);
+    CHECK(output.host_link->link->width == 16);
+    REQUIRE(output.exported);
+    CHECK(output.exported->handle == "00ff");
+    REQUIRE(output.pulled.count(3));
+    CHECK(output.pulled.at(3).status == PeerCopyStatus::wrong_bytes);
+    CHECK(output.pulled.at(3).detail == wrong.detail);
+    REQUIRE(output.pulled.count(4));
+    CHECK(output.pulled.at(4).no_peer_access);
 }

@@ -198,7 +198,7 @@ TEST_CASE("runner: the limit counts the worker's own work, not the wait for its 
         CheckWorkers workers(options_for(worker, 1.0));
         workers.keep({{0, {}, {}}});
         std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // provision busy elsewhere
-        const auto outcomes = workers.run({{0, {"gemm.tf32"}}});
+        const auto outcomes = workers.run({{0, {"gemm.tf32"}}}).checks;
         REQUIRE(outcomes.size() == 1);
         CHECK(outcomes[0].status == CheckStatus::passed);
         CHECK(workers.ready_at());
@@ -209,7 +209,7 @@ TEST_CASE("runner: the limit counts the worker's own work, not the wait for its 
         workers.keep({{0, {}, {}}});
         std::this_thread::sleep_for(std::chrono::milliseconds(800));
         const auto start = std::chrono::steady_clock::now();
-        const auto outcomes = workers.run({{0, {"gemm.tf32"}}});
+        const auto outcomes = workers.run({{0, {"gemm.tf32"}}}).checks;
         CHECK(seconds_since(start) < 0.4);  // no second limit granted
         REQUIRE(outcomes.size() == 1);
         CHECK(outcomes[0].status == CheckStatus::timeout);
@@ -228,7 +228,7 @@ TEST_CASE("runner: a worker started early and then not needed is stopped", "[val
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     const pid_t pid = read_pid(pid_file.path());
     REQUIRE(pid > 0);
-    const auto outcomes = workers.run({});  // the selection needs no check
+    const auto outcomes = workers.run({}).checks;  // the selection needs no check
     CHECK(outcomes.empty());
     CHECK_FALSE(workers.any());
     for (int i = 0; i < 200 && process_alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -242,7 +242,7 @@ read -r c
 echo "result = { name = \"$c\", status = \"passed\", detail = \"gpu $gpu visible $CUDA_VISIBLE_DEVICES\" }")");
     CheckWorkers workers(options_for(worker, 10));
     workers.keep({{3, "GPU-1b7e3c52", "GPU-1b7e3c52"}});
-    const auto outcomes = workers.run({{3, {"gemm.tf32"}}});
+    const auto outcomes = workers.run({{3, {"gemm.tf32"}}}).checks;
     REQUIRE(outcomes.size() == 1);
     CHECK(outcomes[0].gpu == 3);
     CHECK(outcomes[0].detail == "gpu 0 visible GPU-1b7e3c52");

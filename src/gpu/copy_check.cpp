@@ -1,4 +1,4 @@
-#include "pod/copy_check.h"
+#include "gpu/copy_check.h"
 
 namespace provision {
 

@@ -1,0 +1,57 @@
+#include "app/publishing.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "publish/publish.h"
+#include "recipe/builtin_recipes.h"
+
+namespace provision {
+namespace {
+
+// Which recipe set decided: the built-in one's digest, or "replaced" where
+// PROVISION_BUILTIN_RECIPES put a folder in its place.
+std::string recipes_digest(const Options& options) {
+    const auto replaced = options.environment.find("PROVISION_BUILTIN_RECIPES");
+    if (replaced != options.environment.end() && !replaced->second.empty()) return "replaced";
+    return std::string(embedded_recipes_digest());
+}
+
+}  // namespace
+
+void check_publish_settings(const Plan& plan, const Options& options) {
+    if (options.check || !options.publish.node_labels.empty()) (void)node_label_prefix(&plan.recipes);
+}
+
+void publish_finished_run(Plan& plan, const Options& options) {
+    if (!options.publish.any()) return;
+    const bool fails_the_run = options.command.empty();
+    PublishedRun run{&plan.report, &plan.recipes, plan.exit_code, std::chrono::system_clock::now(),
+                     recipes_digest(options), options.publish.round_started_ms};
+    auto take = [&](PublishOutcome outcome) {
+        for (auto& note : outcome.notes) plan.report.notes.push_back(std::move(note));
+        for (auto& failure : outcome.failures)
+            plan.report.notes.push_back(fmt::format("{}: {}", fails_the_run ? "error" : "warning", failure));
+        if (!outcome.failures.empty() && fails_the_run && plan.exit_code == ExitCode::ok)
+            run.exit_code = plan.exit_code = ExitCode::io_failure;
+    };
+    // The labels first: the metrics then carry an exit status that tells
+    // when the labels could not be written.
+    PublishTargets labels = options.publish, metrics = options.publish;
+    labels.metrics.clear();
+    metrics.node_labels.clear();
+    take(publish(run, labels));
+    take(publish(run, metrics));
+}
+
+void publish_stopped_run(const Options& options, const Error& error) {
+    if (!options.publish.any()) return;
+    const PublishedRun run{nullptr, nullptr, error.code(), std::chrono::system_clock::now(), recipes_digest(options)};
+    for (const auto& failure : publish(run, options.publish).failures)
+        std::fprintf(stderr, "provision: warning: %s\n", failure.c_str());
+    std::fflush(stderr);
+}
+
+}  // namespace provision

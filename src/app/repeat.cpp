@@ -1,0 +1,71 @@
+#include "app/repeat.h"
+
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <exception>
+#include <thread>
+
+#include "app/pipeline.h"
+#include "app/publishing.h"
+#include "core/process_clock.h"
+#include "core/termination.h"
+
+namespace provision {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One round: the whole run, its failure published as a stopped run.
+void run_round(const Options& options) {
+    try {
+        (void)carry_out(plan_run(options), options);
+    } catch (const Error& error) {
+        std::fprintf(stderr, "provision: error: %s\n", error.what());
+        publish_stopped_run(options, error);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "provision: internal error: %s\n", error.what());
+        publish_stopped_run(options, Error(static_cast<ExitCode>(1), error.what()));  // main's exit 1
+    }
+    std::fflush(stderr);
+}
+
+// A round's validation workers, once their results are in, tear their CUDA
+// contexts down on their own (the run does not wait for the driver).  Here
+// they are waited for, until none is left or `until`: none outlives its
+// round holding GPU memory or as a zombie.  Between rounds provision has
+// no other child, so any child is such a worker.
+void reap_workers(Clock::time_point until) {
+    for (;;) {
+        int status = 0;
+        const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+        if (pid < 0 && errno == ECHILD) return;
+        if (pid > 0 || (pid < 0 && errno == EINTR)) continue;
+        if (Clock::now() >= until) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+}  // namespace
+
+std::chrono::seconds labels_lifetime(std::chrono::milliseconds interval) {
+    return std::chrono::ceil<std::chrono::seconds>(2 * interval) + std::chrono::seconds(60);
+}
+
+void run_repeatedly(const Options& options) {
+    Options round = options;
+    round.publish.labels_expire_after = labels_lifetime(*options.repeat_interval);
+    for (const auto* path : {&round.publish.node_labels, &round.publish.metrics})
+        if (!path->empty()) remove_at_termination(*path);
+    for (;;) {
+        const auto started = Clock::now();
+        round.publish.round_started_ms = ms_since_start(started);
+        run_round(round);
+        const auto next = started + *options.repeat_interval;
+        reap_workers(next);
+        std::this_thread::sleep_until(next);
+    }
+}
+
+}  // namespace provision

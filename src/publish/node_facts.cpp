@@ -1,0 +1,78 @@
+#include "publish/node_facts.h"
+
+#include <algorithm>
+
+#include "health/findings.h"
+
+namespace provision {
+
+HealthLevel run_verdict(const PublishedRun& run) { return run.report ? run.report->verdict : HealthLevel::failed; }
+
+bool run_validated(const PublishedRun& run) {
+    return run.report && run.report->validation.status == ValidationStatus::passed &&
+           run.report->verdict != HealthLevel::failed;
+}
+
+HealthLevel health_level(const Report& report) { return worst_level(report.findings); }
+
+const Gpu* least_capable_gpu(const Inventory& inventory) {
+    const Gpu* least = nullptr;
+    for (const auto& gpu : inventory.gpus)
+        if (!least || gpu.compute_capability < least->compute_capability) least = &gpu;
+    return least;
+}
+
+std::map<std::string, ProofState> attention_proofs(const Report& report, const RecipeSet& recipes) {
+    std::map<std::string, ProofState> proofs;
+    for (const auto& [name, mechanism] : recipes.mechanisms)
+        if (!mechanism.checks.empty())
+            proofs[name] = prove(mechanism.checks, report.inventory, recipes.checks, report.validation);
+    return proofs;
+}
+
+std::map<std::string, ProofState> feature_proofs(const Report& report, const RecipeSet& recipes) {
+    std::map<std::string, ProofState> proofs;
+    for (const auto& [name, feature] : recipes.features)
+        proofs[name] = prove(feature.checks, report.inventory, recipes.checks, report.validation);
+    return proofs;
+}
+
+std::string_view to_string(LinkState state) {
+    switch (state) {
+        case LinkState::ok: return "ok";
+        case LinkState::unavailable: return "unavailable";
+        case LinkState::broken: return "broken";
+        case LinkState::known_broken: return "known-broken";
+        case LinkState::slow: return "slow";
+        case LinkState::unknown: break;
+    }
+    return "unknown";
+}
+
+const std::vector<LinkState>& all_link_states() {
+    static const std::vector<LinkState> states = {LinkState::ok,           LinkState::unavailable, LinkState::broken,
+                                                  LinkState::known_broken, LinkState::slow,        LinkState::unknown};
+    return states;
+}
+
+std::optional<std::string> peer_access_summary(const PodReport& pod) {
+    if (pod.links.empty()) return std::nullopt;
+    auto any = [&](auto test) { return std::any_of(pod.links.begin(), pod.links.end(), test); };
+    if (any([](const LinkReport& link) { return link.broken(); })) return "broken";
+    for (const LinkState state : {LinkState::unavailable, LinkState::slow, LinkState::unknown})
+        if (any([&](const LinkReport& link) { return link.state == state; })) return std::string(to_string(state));
+    return "ok";
+}
+
+std::string_view stop_reason(ExitCode code) {
+    switch (code) {
+        case ExitCode::usage: return "usage";
+        case ExitCode::invalid_input: return "invalid-input";
+        case ExitCode::no_mechanism: return "no-mechanism";
+        case ExitCode::validation_failed: return "validation-failed";
+        case ExitCode::io_failure: return "io-failure";
+        default: return "error";
+    }
+}
+
+}  // namespace provision

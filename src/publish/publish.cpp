@@ -1,0 +1,61 @@
+#include "publish/publish.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/text.h"
+#include "publish/label_rules.h"
+#include "publish/metrics.h"
+#include "publish/node_labels.h"
+
+namespace provision {
+namespace {
+
+// Creates the file's folder when missing (a hostPath the node has not made
+// yet), then writes it whole or not at all.  The reason when it could not.
+std::optional<std::string> write_output(const std::string& path, const std::string& contents, const char* what) {
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    std::error_code ignored;
+    if (!folder.empty()) std::filesystem::create_directories(folder, ignored);
+    if (const auto failure = write_file_atomically(path, contents))
+        return fmt::format("cannot write the {} {}: {}", what, printable(path, 256), failure->message());
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::string node_label_prefix(const RecipeSet* recipes) {
+    if (!recipes || recipes->node_labels.prefix.empty()) return std::string(kDefaultLabelPrefix);
+    const auto& settings = recipes->node_labels;
+    if (const auto problem = label_prefix_problem(settings.prefix))
+        throw Error(ExitCode::invalid_input,
+                    fmt::format("{}: [node_labels] prefix \"{}\" cannot name Kubernetes labels: {}",
+                                settings.source.str(), printable(settings.prefix, 64), *problem));
+    return settings.prefix;
+}
+
+PublishOutcome publish(const PublishedRun& run, const PublishTargets& targets) {
+    PublishOutcome outcome;
+    if (!targets.node_labels.empty()) {
+        const NodeLabels labels = node_labels(run, node_label_prefix(run.recipes));
+        for (const auto& note : labels.left_out) outcome.notes.push_back("node label left out: " + note);
+        std::optional<std::chrono::system_clock::time_point> expires;
+        if (targets.labels_expire_after) expires = run.time + *targets.labels_expire_after;
+        if (auto failure = write_output(targets.node_labels, render_feature_file(labels, run, expires), "node labels"))
+            outcome.failures.push_back(std::move(*failure));
+    }
+    if (!targets.metrics.empty()) {
+        if (!targets.metrics.ends_with(".prom"))
+            outcome.notes.push_back(fmt::format("the metrics file {} does not end in .prom: node-exporter's textfile "
+                                                "collector reads only *.prom files",
+                                                printable(targets.metrics, 256)));
+        if (auto failure = write_output(targets.metrics, render_metrics(run), "metrics"))
+            outcome.failures.push_back(std::move(*failure));
+    }
+    return outcome;
+}
+
+}  // namespace provision

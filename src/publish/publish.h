@@ -1,0 +1,49 @@
+// The publishing stage: after the report is final, the node's labels (a
+// Node Feature Discovery feature file) and the run's metrics (a
+// node-exporter textfile) are written where asked, each through the atomic
+// writer (a temporary name in the same folder, then rename; only a regular
+// file is ever replaced), so a reader sees the old file or the new one.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "publish/published_run.h"
+
+namespace provision {
+
+// The prefix of every label when no recipe sets [node_labels] prefix:
+// outside kubernetes.io, and a single DNS label, so it claims no one's domain.
+inline constexpr std::string_view kDefaultLabelPrefix = "provision";
+
+struct PublishTargets {
+    std::string node_labels;  // --node-labels: the NFD feature file; "" writes none
+    std::string metrics;      // --metrics: the node-exporter textfile (*.prom); "" writes none
+    // Kept fresh (--repeat): the labels say when NFD must drop them if no
+    // later round has replaced them (the process killed without SIGTERM).
+    std::optional<std::chrono::seconds> labels_expire_after;
+    // --repeat: when this round began, in milliseconds after the process
+    // started, so the phase metrics count from the round, not the process.
+    double round_started_ms = 0;
+
+    bool any() const { return !node_labels.empty() || !metrics.empty(); }
+};
+
+// The label prefix `recipes` set (the default without one), checked against
+// Kubernetes' rules: Error(invalid_input) at the recipe's file:line:column
+// when it breaks them.
+std::string node_label_prefix(const RecipeSet* recipes);
+
+struct PublishOutcome {
+    std::vector<std::string> notes;     // labels left out, a metrics file node-exporter will not read
+    std::vector<std::string> failures;  // files that could not be written, each with why
+};
+
+// Writes the labels and the metrics of `run` to `targets`.  The labels use
+// node_label_prefix(run.recipes), which may throw as it does.
+PublishOutcome publish(const PublishedRun& run, const PublishTargets& targets);
+
+}  // namespace provision

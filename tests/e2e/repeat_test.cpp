@@ -1,0 +1,170 @@
+// --repeat end to end on the fake NVML and libcuda: the machine's fixture
+// file changes between rounds so that the GPU turns unhealthy, the labels
+// and metrics follow at a later round, and SIGTERM removes both files and
+// ends provision with 143, leaving no process of its own behind.  Where the
+// build lets tests simulate the validation worker (fault injection), each
+// round's worker really opens the fake GPU, and none may outlive its round.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "harness.h"
+#include "publish_support.h"
+#include "support/reliability_record.h"
+
+using e2e::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The fake driver's machine: one H100 with `health` as its [gpus.health],
+// replaced by rename so the fake NVML never reads half a file.
+void write_machine(const TempDir& dir, const std::string& health) {
+    std::string text =
+        "[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n\n[[gpus]]\nname = \"NVIDIA H100 80GB HBM3\"\n"
+        "compute_capability = \"9.0\"\nmemory_mib = 81559\nuuid = \"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6\"\n";
+    if (!health.empty()) text += "\n[gpus.health]\n" + health + "\n";
+    e2e::write_file(dir.file(".machine.next"), text);
+    std::filesystem::rename(dir.file(".machine.next"), dir.file("machine.toml"));
+}
+
+std::string label(const std::string& path, const std::string& key) {
+    if (!std::filesystem::exists(path)) return "";
+    const auto labels = publish_test::read_labels(path);
+    const auto it = labels.find(key);
+    return it == labels.end() ? "" : it->second;
+}
+
+// The live processes whose environment holds `marker`: provision's own
+// (validation workers inherit it).  A zombie's environment reads empty.
+std::vector<pid_t> processes_with(const std::string& marker) {
+    std::vector<pid_t> found;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream environ(entry.path() / "environ", std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(environ)), {});
+        if (text.find(marker) != std::string::npos) found.push_back(std::stoi(name));
+    }
+    return found;
+}
+
+// The workers that opened the fake GPU, in order (the fake libcuda logs
+// "PID BEGIN END UUID" for each context it creates).
+std::vector<long> worker_pids(const std::string& log) {
+    std::vector<long> pids;
+    std::ifstream in(log);
+    long pid = 0;
+    std::string begin, end, uuid;
+    while (in >> pid >> begin >> end >> uuid) pids.push_back(pid);
+    return pids;
+}
+
+// Whether `pid` is still a child of `parent`, in any state (a zombie too).
+bool child_of(long pid, long parent) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    const std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) return false;
+    std::istringstream fields(text.substr(close + 2));
+    std::string state;
+    long ppid = 0;
+    fields >> state >> ppid;
+    return ppid == parent;
+}
+
+}  // namespace
+
+TEST_CASE("--repeat: the labels follow a GPU that turns unhealthy; SIGTERM removes them, exit 143", "[publish]") {
+    TempDir dir;
+    write_machine(dir, "");
+    const std::string labels = dir.file("features.d/provision"), metrics = dir.file("textfile/provision.prom");
+    const bool simulated_worker = PROVISION_FAULT_INJECTION;
+    // Fixed seed: the marker is the same on every run of the suite.
+    const std::string marker = fmt::format("{}", std::mt19937(23)());
+    std::map<std::string, std::string> env = {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                                              {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+                                              {"PROVISION_FAKE_GPU_FIXTURE", dir.file("machine.toml")},
+                                              {"PROVISION_DETECT_TIMEOUT", "2"},
+                                              {"PROVISION_TEST_REPEAT_MARKER", marker}};
+    if (simulated_worker) {
+        env["PROVISION_TEST_WORKER"] = "simulate";
+        env["PROVISION_FAKE_CUDA_CONTEXT_LOG"] = dir.file("contexts.log");
+    } else {
+        WARN("built without fault injection: no simulated validation worker, so the rounds validate nothing");
+    }
+    publish_test::Background provision({PROVISION_BINARY, "--repeat", "0.2", "--node-labels", labels, "--metrics",
+                                        metrics, "--site-packages", e2e::site_packages("all")},
+                                       env, dir.file("provision.log"));
+    REQUIRE(provision.pid() > 0);
+    // A bounded wait; on failure the message shows what provision printed.
+    auto within = [&](const std::function<bool()>& ready, const char* what) {
+        if (publish_test::wait_for(ready, 20s)) return;
+        const std::string log = e2e::read_file(dir.file("provision.log"));
+        FAIL(what << " within 20 s; provision's log ends:\n" << log.substr(log.size() > 4000 ? log.size() - 4000 : 0));
+    };
+
+    within([&] { return label(labels, "provision/health") == "ok"; }, "labels of a healthy GPU");
+    CHECK(label(labels, "provision/verdict") == "ok");
+    CHECK(label(labels, "provision/gpu.family") == "hopper");
+    if (simulated_worker) {
+        CHECK(label(labels, "provision/validated") == "true");
+        CHECK(label(labels, "provision/attention.flash3") == "true");
+        CHECK(label(labels, "provision/tf32") == "true");
+    }
+    // Kept fresh: NFD drops the labels if no round replaces them.
+    CHECK_THAT(e2e::read_file(labels), Catch::Contains("\n# +expiry-time="));
+
+    write_machine(dir, "row_remap_failure = true");
+    within([&] { return label(labels, "provision/health") == "failed"; }, "labels of an unhealthy GPU");
+    CHECK(label(labels, "provision/verdict") == "failed");
+    CHECK(label(labels, "provision/validated") == "false");
+    publish_test::read_valid_labels(labels);
+    within(
+        [&] {
+            return e2e::read_file(metrics).find("provision_finding{gpu=\"0\",UUID=\"GPU-8932f937-d72c-4106-c12f-"
+                                                "20bd9faed9f6\",signal=\"row_remap_failure\",level=\"failed\"} 1") !=
+                   std::string::npos;
+        },
+        "metrics of an unhealthy GPU");
+    // A round that failed does not end the watch: the GPU heals, the labels follow.
+    write_machine(dir, "");
+    within([&] { return label(labels, "provision/health") == "ok"; }, "labels of a healed GPU");
+    CHECK(provision.running());
+
+    if (simulated_worker) {
+        // Each round's worker opened the GPU; every one but the latest round's
+        // is gone, reaped: none holds the GPU into a later round.
+        within([&] { return worker_pids(dir.file("contexts.log")).size() >= 4; }, "four rounds' workers");
+        const auto pids = worker_pids(dir.file("contexts.log"));
+        CHECK(std::set<long>(pids.begin(), pids.end()).size() == pids.size());  // a new worker each round
+        for (std::size_t i = 0; i + 1 < pids.size(); ++i) {
+            INFO("round " << i + 1 << "'s worker, PID " << pids[i]);
+            CHECK_FALSE(child_of(pids[i], provision.pid()));
+        }
+    }
+
+    const auto status = provision.stop(SIGTERM, 5s);
+    CHECK(status == 143);
+    CHECK_FALSE(std::filesystem::exists(labels));
+    CHECK_FALSE(std::filesystem::exists(metrics));
+    // Nothing else either: no temporary file in the two folders.
+    CHECK(std::filesystem::is_empty(dir.file("features.d")));
+    CHECK(std::filesystem::is_empty(dir.file("textfile")));
+    // No process of provision's is left (a killed worker may take the kernel a moment).
+    CHECK(publish_test::wait_for([&] { return processes_with("PROVISION_TEST_REPEAT_MARKER=" + marker).empty(); },
+                                 2s));
+    reliability::record("repeat", "--repeat 0.2 on the fake driver; the GPU reports a row-remap failure, then heals; "
+                                  "then SIGTERM",
+                        "the labels follow each change at a later round (health=failed, validated=false, then ok); "
+                        "each round's validation worker is gone before the next; exit 143, labels and metrics "
+                        "removed, no process left",
+                        "the labels (by design, as GPU Feature Discovery)");
+}

@@ -1,0 +1,43 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gpu/pcie_sysfs.h"
+#include "test_support.h"
+
+using namespace provision;
+namespace fs = std::filesystem;
+
+TEST_CASE("PCIe link speeds name their generation", "[gpu][pcie]") {
+    CHECK(pcie_generation_of("2.5 GT/s PCIe") == 1u);
+    CHECK(pcie_generation_of("5.0 GT/s PCIe") == 2u);
+    CHECK(pcie_generation_of("8.0 GT/s PCIe") == 3u);
+    CHECK(pcie_generation_of("16.0 GT/s PCIe") == 4u);
+    CHECK(pcie_generation_of("32.0 GT/s PCIe") == 5u);
+    CHECK(pcie_generation_of("64.0 GT/s PCIe") == 6u);
+    CHECK(pcie_generation_of("32.0 GT/s") == 5u);  // older kernels
+    CHECK_FALSE(pcie_generation_of("Unknown"));
+    CHECK_FALSE(pcie_generation_of("12.0 GT/s PCIe"));
+    CHECK_FALSE(pcie_generation_of(""));
+}
+
+TEST_CASE("a device's PCIe link is read from sysfs, all four figures or none", "[gpu][pcie]") {
+    const fs::path root = fs::temp_directory_path() / ("provision-sysfs-" + std::to_string(::getpid()));
+    const fs::path device = root / "0000:1b:00.0";
+    fs::create_directories(device);
+    auto write = [&](const char* name, const char* text) { std::ofstream(device / name) << text; };
+    write("current_link_speed", "16.0 GT/s PCIe\n");
+    write("max_link_speed", "32.0 GT/s PCIe\n");
+    write("current_link_width", "8\n");
+    write("max_link_width", "16\n");
+    // CUDA writes the bus id in capitals.
+    const auto link = read_pcie_link("0000:1B:00.0", root.string());
+    REQUIRE(link);
+    CHECK(*link == PcieLink{4, 8, 5, 16});
+    write("current_link_width", "0\n");
+    CHECK_FALSE(read_pcie_link("0000:1b:00.0", root.string()));
+    CHECK_FALSE(read_pcie_link("0000:00:00.0", root.string()));  // no such device
+    CHECK_FALSE(read_pcie_link("../../etc", root.string()));
+    fs::remove_all(root);
+}

@@ -1,0 +1,195 @@
+// The run's metrics in Prometheus' text format (publish/metrics.h): the
+// structure node-exporter's textfile collector needs, escaping, values.
+// (promtool's own verdict on real runs is in tests/e2e/publish_test.cpp.)
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "publish/metrics.h"
+#include "publish_test_data.h"
+#include "test_support.h"
+
+using namespace provision;
+using namespace publish_test;
+
+namespace {
+
+struct Family {
+    std::string help, type;
+    std::vector<std::string> samples;  // whole lines
+};
+
+// Reads the text format strictly: HELP then TYPE before a family's samples,
+// families not interleaved, two fields per sample (no timestamp).
+std::map<std::string, Family> parse(const std::string& text) {
+    static const std::regex help(R"(# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.+))");
+    static const std::regex type(R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (gauge|counter))");
+    static const std::regex sample(
+        R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? (\S+))");
+    std::map<std::string, Family> families;
+    std::string current;
+    std::istringstream lines(text);
+    std::smatch match;
+    for (std::string line; std::getline(lines, line);) {
+        INFO(line);
+        if (std::regex_match(line, match, help)) {
+            current = match[1];
+            REQUIRE(families.count(current) == 0);  // one HELP per family, families not interleaved
+            families[current].help = match[2];
+        } else if (std::regex_match(line, match, type)) {
+            REQUIRE(match[1] == current);
+            families[current].type = match[2];
+        } else {
+            REQUIRE(std::regex_match(line, match, sample));
+            REQUIRE(match[1] == current);
+            REQUIRE_FALSE(families[current].type.empty());
+            families[current].samples.push_back(line);
+        }
+    }
+    CHECK(text.back() == '\n');
+    return families;
+}
+
+}  // namespace
+
+TEST_CASE("label values are escaped as the text format wants, and always UTF-8") {
+    CHECK(escape_label_value("NVIDIA H100 80GB HBM3") == "NVIDIA H100 80GB HBM3");
+    CHECK(escape_label_value("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
+    CHECK(escape_label_value("GeForce\xc2\xae RTX") == "GeForce\xc2\xae RTX");  // ®
+    CHECK(escape_label_value("bad\xff byte") == "bad\xef\xbf\xbd byte");       // U+FFFD
+    CHECK(escape_label_value("esc\x1b[2J") == "esc\xef\xbf\xbd[2J");
+    CHECK(escape_label_value("c1\xc2\x9b") == "c1\xef\xbf\xbd");
+}
+
+TEST_CASE("sample values read back as the same number; NaN and infinities as Prometheus writes them") {
+    for (const double value : {0.0, 1.0, 0.0031, 412.5, 2.895e14, 1e-9, 1795521600.0}) {
+        const std::string text = sample_value(value);
+        CHECK(std::strtod(text.c_str(), nullptr) == value);
+    }
+    CHECK(sample_value(1.0) == "1");
+    CHECK(sample_value(std::nan("")) == "NaN");
+    CHECK(sample_value(HUGE_VAL) == "+Inf");
+    CHECK(sample_value(-HUGE_VAL) == "-Inf");
+}
+
+TEST_CASE("metrics of an H100 whose every check passed") {
+    Report report = h100_report();
+    report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
+    report.findings.push_back({-1, -1, "cuda_compat_libs", HealthLevel::degraded, "compat"});
+    const auto families = parse(render_metrics(finished(report)));
+    const std::string gpu0 = "gpu=\"0\",UUID=\"GPU-8932f937-d72c-4106-c12f-20bd9faed9f0\"";
+    auto has = [&](const std::string& family, const std::string& line) {
+        INFO(family << ": " << line);
+        REQUIRE(families.count(family) == 1);
+        const auto& samples = families.at(family).samples;
+        CHECK(std::find(samples.begin(), samples.end(), line) != samples.end());
+    };
+    has("provision_info", "provision_info{version=\"" PROVISION_VERSION "\",recipes_digest=\"c5c36ae71f20\","
+                          "driver_version=\"580.159.04\",cuda_driver_version=\"13.0\",mechanism=\"sdpa\","
+                          "workload=\"generic\"} 1");
+    has("provision_verdict", "provision_verdict{verdict=\"ok\"} 1");
+    has("provision_verdict", "provision_verdict{verdict=\"failed\"} 0");
+    has("provision_validated", "provision_validated 1");
+    has("provision_exit_code", "provision_exit_code 0");
+    has("provision_last_run_timestamp_seconds", "provision_last_run_timestamp_seconds 1795521600");
+    has("provision_validation_status", "provision_validation_status{status=\"passed\"} 1");
+    has("provision_validation_duration_seconds", "provision_validation_duration_seconds 0.412");
+    has("provision_gpus", "provision_gpus 1");
+    has("provision_gpu_info", "provision_gpu_info{" + gpu0 +
+                                  ",model_name=\"NVIDIA H100 80GB HBM3\",architecture=\"hopper\","
+                                  "compute_capability=\"9.0\"} 1");
+    has("provision_health_level", "provision_health_level{level=\"degraded\"} 1");
+    has("provision_findings", "provision_findings{level=\"degraded\"} 2");
+    has("provision_findings", "provision_findings{level=\"failed\"} 0");
+    has("provision_finding", "provision_finding{" + gpu0 + ",signal=\"thermal_slowdown\",level=\"degraded\"} 1");
+    has("provision_finding", "provision_finding{signal=\"cuda_compat_libs\",level=\"degraded\"} 1");
+    has("provision_attention_path", "provision_attention_path{mechanism=\"flash3\",state=\"passed\"} 1");
+    has("provision_attention_path", "provision_attention_path{mechanism=\"flash3\",state=\"failed\"} 0");
+    has("provision_feature", "provision_feature{feature=\"tf32\",state=\"passed\"} 1");
+    has("provision_check_status", "provision_check_status{" + gpu0 + ",check=\"gemm.tf32\",status=\"passed\"} 1");
+    has("provision_check_status", "provision_check_status{" + gpu0 + ",check=\"gemm.tf32\",status=\"timeout\"} 0");
+    has("provision_check_max_relative_error",
+        "provision_check_max_relative_error{" + gpu0 + ",check=\"attention.bf16\"} 0.0031");
+    has("provision_check_duration_seconds",
+        "provision_check_duration_seconds{" + gpu0 + ",check=\"attention.bf16\"} 0.0019");
+    has("provision_check_throughput_flops",
+        "provision_check_throughput_flops{" + gpu0 + ",check=\"gemm.tf32\"} 289500000000000");
+    // The phases count from the run's start: here the process's.
+    const auto& phases = families.at("provision_phase_end_seconds").samples;
+    REQUIRE(phases.size() == 2);
+    CHECK_THAT(phases[0], Catch::StartsWith("provision_phase_end_seconds{phase=\"recipes\"} "));
+    CHECK_THAT(phases[1], Catch::StartsWith("provision_phase_end_seconds{phase=\"total\"} "));
+    // Only the check that measured throughput has a figure.
+    CHECK(families.at("provision_check_throughput_flops").samples.size() == 1);
+    for (const auto& [name, family] : families) {
+        INFO(name);
+        CHECK(family.type == "gauge");
+        CHECK_FALSE(name.ends_with("_total"));
+    }
+}
+
+TEST_CASE("links: each pair's state, the measured peer and host bandwidths in bytes per second") {
+    const Report report = two_h100_report();
+    const auto families = parse(render_metrics(finished(report)));
+    const auto& states = families.at("provision_link_state").samples;
+    CHECK(states.size() == 6);
+    CHECK(std::count(states.begin(), states.end(),
+                     "provision_link_state{gpu=\"0\",peer_gpu=\"1\",path=\"NV18\",state=\"ok\"} 1") == 1);
+    CHECK(families.at("provision_link_bandwidth_bytes_per_second").samples ==
+          std::vector<std::string>{
+              "provision_link_bandwidth_bytes_per_second{gpu=\"0\",peer_gpu=\"1\"} 371200000000",
+              "provision_link_bandwidth_bytes_per_second{gpu=\"1\",peer_gpu=\"0\"} 370800000000"});
+    // A direction not measured (0) is left out.
+    const auto& host = families.at("provision_host_copy_bandwidth_bytes_per_second").samples;
+    CHECK(host.size() == 3);
+    CHECK(host.at(0) == "provision_host_copy_bandwidth_bytes_per_second{gpu=\"0\",UUID=\"GPU-8932f937-d72c-4106-"
+                        "c12f-20bd9faed9f0\",direction=\"host_to_device\"} 52100000000");
+}
+
+TEST_CASE("a --repeat round's phases count from the round's start") {
+    const Report report = h100_report();
+    PublishedRun run = finished(report);
+    run.phases_from_ms = report.timings.phases().front().ms;  // the round began when its recipes were read
+    const auto phases = parse(render_metrics(run)).at("provision_phase_end_seconds").samples;
+    CHECK(phases.at(0) == "provision_phase_end_seconds{phase=\"recipes\"} 0");
+    const double total = std::strtod(phases.at(1).substr(phases.at(1).rfind(' ')).c_str(), nullptr);
+    CHECK(total == Approx(0.25));
+}
+
+TEST_CASE("a run that stopped before its report: the families it knows, failed") {
+    const auto families = parse(render_metrics(stopped(ExitCode::invalid_input)));
+    CHECK(families.size() == 5);
+    CHECK(families.at("provision_verdict").samples.at(2) == "provision_verdict{verdict=\"failed\"} 1");
+    CHECK(families.at("provision_exit_code").samples.at(0) == "provision_exit_code 3");
+    CHECK(families.at("provision_validated").samples.at(0) == "provision_validated 0");
+    CHECK(families.count("provision_gpus") == 0);  // not known
+}
+
+TEST_CASE("a hostile GPU name stays inside its label value") {
+    Report report = h100_report();
+    report.inventory.gpus[0].name = "GPU\"} 1\nprovision_validated 1\n\xff";
+    const std::string text = render_metrics(finished(report));
+    const auto families = parse(text);  // still one sample a line
+    CHECK(families.at("provision_validated").samples.size() == 1);
+    CHECK_THAT(text, Catch::Contains("model_name=\"GPU\\\"} 1\\nprovision_validated 1\\n\xef\xbf\xbd\""));
+}
+
+TEST_CASE("docs/DESIGN.md lists every metric family provision writes, and no other") {
+    Report report = two_h100_report();
+    report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
+    std::set<std::string> written;
+    for (const auto& [name, family] : parse(render_metrics(finished(report)))) written.insert(name);
+    const std::string design = test_support::read_file(test_support::source_path("docs/DESIGN.md"));
+    std::set<std::string> documented;
+    const std::regex row(R"(\n\| `(provision_[a-z_]+)` \|)");
+    for (auto it = std::sregex_iterator(design.begin(), design.end(), row); it != std::sregex_iterator(); ++it)
+        documented.insert((*it)[1]);
+    CHECK(written == documented);
+}
