@@ -76,7 +76,8 @@ void print_recipes(const std::string& folder) {
 }
 
 constexpr const char* kExitCodes =
-    "Exit status: 0 ok (with COMMAND: the workload's own), 2 usage, 3 bad recipe or fixture,\n"
+    "Exit status: 0 ok (with COMMAND: the workload's own), 1 internal error (out of memory, a bug),\n"
+    "2 usage, 3 bad recipe or fixture,\n"
     "4 no mechanism can serve / override refused, 5 validation failed or a GPU deemed unhealthy,\n"
     "6 env file (or the --json report, --node-labels, --metrics) could not be written, 126/127\n"
     "COMMAND cannot be executed / not found, 128+N stopped by signal N (SIGTERM: 143) before the\n"
@@ -325,6 +326,22 @@ void print_json_error(int exit_code, const std::string& message) {
     std::fflush(stdout);
 }
 
+// An error no stage expected (std::bad_alloc, a bug): the same one place
+// reports it, on stderr and with --json as the JSON error document, and the
+// exit status is 1.  The memory the failed work held is freed by now.
+int internal_error(bool json, const char* what) {
+    const std::string message = fmt::format("internal error: {}", what);
+    std::fprintf(stderr, "provision: %s\n", message.c_str());
+    if (json) {
+        try {
+            print_json_error(static_cast<int>(ExitCode::internal_error), message);
+        } catch (...) {
+            // Not even the document fits: stderr has said it.
+        }
+    }
+    return static_cast<int>(ExitCode::internal_error);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -355,7 +372,8 @@ int main(int argc, char** argv) {
         if (before_report) provision::publish_stopped_run(options, error);
         return static_cast<int>(error.code());
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "provision: internal error: %s\n", error.what());
-        return 1;
+        return internal_error(json, error.what());
+    } catch (...) {
+        return internal_error(json, "an unknown exception");
     }
 }

@@ -53,7 +53,7 @@ ExtensionEvidence gather_evidence(const InstalledPackage& package, std::vector<s
     if (const auto modules = installed_files_ending(package.location, ".so", error))
         evidence.files = native::read_extension_files(*modules);
     else
-        evidence.why_unverified = fmt::format("its RECORD cannot be read ({})", error);
+        evidence.why_unverified = fmt::format("its RECORD {}", error);
     if (normalize_package_name(package.name) == "xformers") {
         const std::string folder = package.location.substr(0, package.location.rfind('/')) + "/xformers";
         if (auto build = native::read_xformers_build(folder + "/cpp_lib.json")) evidence.xformers = std::move(*build);
@@ -134,11 +134,14 @@ CompiledCode judge_compiled_code(const RecipeSet& recipes, const WorkloadSpec& w
     return out;
 }
 
-std::vector<Finding> judge_compat_libraries(const std::string& ld_library_path, const std::string& ld_so_conf_dir,
-                                            const Inventory& inventory, const HealthPolicy& policy) {
-    std::vector<Finding> findings;
-    if (inventory.gpus.empty()) return findings;
-    for (const auto& compat : native::find_cuda_compat_libraries(ld_library_path, ld_so_conf_dir)) {
+CompatJudgement judge_compat_libraries(const std::string& ld_library_path, const std::string& ld_so_conf_dir,
+                                       const Inventory& inventory, const HealthPolicy& policy) {
+    CompatJudgement judgement;
+    if (inventory.gpus.empty()) return judgement;
+    native::CompatScan scan = native::find_cuda_compat_libraries(ld_library_path, ld_so_conf_dir);
+    judgement.notes = std::move(scan.notes);
+    auto& findings = judgement.findings;
+    for (const auto& compat : scan.found) {
         if (compat.libcuda_version == inventory.driver.version) continue;  // the driver's own libcuda: harmless
         findings.push_back(
             {-1, -1, "cuda_compat_libs", policy.level("cuda_compat_libs"),
@@ -150,7 +153,7 @@ std::vector<Finding> judge_compat_libraries(const std::string& ld_library_path, 
                          compat.named_by, compat.folder, compat.libcuda_version, inventory.driver.version,
                          compat.named_by)});
     }
-    return findings;
+    return judgement;
 }
 
 }  // namespace provision

@@ -38,10 +38,15 @@ CompiledCode judge_compiled_code(const RecipeSet& recipes, const WorkloadSpec& w
                                  const std::optional<TorchFiles>& torch,
                                  const std::optional<std::string>& override_mechanism, PackageIndex& packages);
 
+struct CompatJudgement {
+    std::vector<Finding> findings;
+    std::vector<std::string> notes;  // configuration files that could not be read
+};
+
 // CUDA forward-compatibility libraries on the workload's library path
 // (`ld_library_path`, the *.conf files of `ld_so_conf_dir`) whose libcuda is
 // not the driver's own: a cuda_compat_libs finding each.
-std::vector<Finding> judge_compat_libraries(const std::string& ld_library_path, const std::string& ld_so_conf_dir,
-                                            const Inventory& inventory, const HealthPolicy& policy);
+CompatJudgement judge_compat_libraries(const std::string& ld_library_path, const std::string& ld_so_conf_dir,
+                                       const Inventory& inventory, const HealthPolicy& policy);
 
 }  // namespace provision

@@ -45,7 +45,7 @@ const WorkloadSpec& find_workload(const RecipeSet& recipes, const std::string& n
     if (it != recipes.workloads.end()) return it->second;
     std::vector<std::string> known;
     for (const auto& [workload, spec] : recipes.workloads) known.push_back(workload);
-    std::string message = fmt::format("unknown workload '{}'", name);
+    std::string message = fmt::format("unknown workload '{}'", printable(name, kLongestEchoedValue));
     const std::string hint = closest_match(name, known);
     if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
     message += fmt::format(" (known: {})", fmt::join(known, ", "));
@@ -200,10 +200,11 @@ void judge_native_code(const Options& options, const RecipeSet& recipes, const W
     report.native = std::move(compiled.packages);
     report.findings.insert(report.findings.end(), compiled.findings.begin(), compiled.findings.end());
     const auto library_path = options.environment.find("LD_LIBRARY_PATH");
-    for (auto& finding : judge_compat_libraries(
-             library_path == options.environment.end() ? std::string() : library_path->second, "/etc/ld.so.conf.d",
-             report.inventory, recipes.policy))
-        report.findings.push_back(std::move(finding));
+    CompatJudgement compat = judge_compat_libraries(
+        library_path == options.environment.end() ? std::string() : library_path->second, "/etc/ld.so.conf.d",
+        report.inventory, recipes.policy);
+    report.findings.insert(report.findings.end(), compat.findings.begin(), compat.findings.end());
+    report.notes.insert(report.notes.end(), compat.notes.begin(), compat.notes.end());
 }
 
 // The env settings, and what the outcome rule needs to know of the decision.

@@ -10,6 +10,7 @@ namespace provision {
 // Exit statuses fixed by docs/DESIGN.md; scripts depend on them.
 enum class ExitCode : int {
     ok = 0,
+    internal_error = 1,   // a bug or exhausted memory (std::bad_alloc): nothing was written, no COMMAND started
     usage = 2,            // unknown flag, bad option value, unknown mechanism name
     invalid_input = 3,    // a recipe or fixture is malformed or invalid
     no_mechanism = 4,     // nothing can serve, or an override cannot be served

@@ -40,11 +40,16 @@ inline bool is_valid_variable_name(std::string_view name) {
     return true;
 }
 
+// How much of a user value an error message echoes (README, "Messages").
+constexpr std::size_t kLongestEchoedValue = 64;
+
 // `text` safe to print on one terminal line: control characters (ESC, CR,
 // LF, NUL, DEL, C1 controls) as \xNN escapes, and beyond `max_bytes` cut
 // at a character boundary with the full size noted, so a value from a GPU,
 // a fixture or the environment can neither drive the terminal nor forge a
-// second log line.
+// second log line.  Every path, version or value that comes from the file
+// system, a GPU, a fixture, a recipe or the environment is printed through
+// this one function.
 inline std::string printable(std::string_view text, std::size_t max_bytes = 256) {
     std::string out;
     std::size_t i = 0;

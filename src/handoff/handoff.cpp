@@ -111,9 +111,10 @@ void exec_workload(const std::vector<std::string>& command, const EnvSettings& s
     }
     if (error == ENOENT)
         throw Error(ExitCode::command_not_found,
-                    fmt::format("{}: command not found (searched PATH={})", command[0],
-                                std::getenv("PATH") ? std::getenv("PATH") : ""));
-    throw Error(ExitCode::cannot_execute, fmt::format("{}: cannot execute: {}", command[0], std::strerror(error)));
+                    fmt::format("{}: command not found (searched PATH={})", printable(command[0]),
+                                printable(std::getenv("PATH") ? std::getenv("PATH") : "")));
+    throw Error(ExitCode::cannot_execute,
+                fmt::format("{}: cannot execute: {}", printable(command[0]), std::strerror(error)));
 }
 
 }  // namespace provision

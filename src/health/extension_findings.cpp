@@ -1,5 +1,7 @@
 #include "health/extension_findings.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "health/device_code_words.h"
@@ -15,6 +17,20 @@ std::string mechanism_words(const std::vector<std::string>& mechanisms) {
 }
 
 std::string file_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// --explain lists at most this many lines of one kind (missing symbols,
+// unreadable files); a RECORD naming a million missing modules must not
+// print a million lines.
+constexpr std::size_t kMaxListedLines = 20;
+
+// Appends the first kMaxListedLines of `lines` to `details`, then how many
+// more there are (of `total`, the full count, which may exceed lines.size()).
+void add_limited(std::vector<std::string>& details, const std::vector<std::string>& lines,
+                 std::size_t total = 0) {
+    total = std::max(total, lines.size());
+    for (std::size_t i = 0; i < lines.size() && i < kMaxListedLines; ++i) details.push_back(lines[i]);
+    if (total > kMaxListedLines) details.push_back(fmt::format("... and {} more", total - kMaxListedLines));
+}
 
 // "2.11" of "2.11.0+cu130": the release an extension must be built for.
 std::string release_of(const std::string& version) {
@@ -82,19 +98,31 @@ public:
 
     void torch_symbols(const native::ExtensionFiles& files, const TorchFiles& torch,
                        native::TorchExports& exports) {
+        if (!files.torch_symbols_complete) {
+            judgement_.package.details.push_back(fmt::format(
+                "torch symbols not checked: its modules need more than {}", native::kMaxTorchSymbols));
+            return;
+        }
+        std::vector<std::string> names;
+        names.reserve(files.torch_symbols.size());
+        for (const auto& symbol : files.torch_symbols) names.push_back(symbol.name);
+        const auto answers = exports.look_up(names);
         std::vector<const native::NeededSymbol*> missing;
         bool unknown = false;
-        for (const auto& symbol : files.torch_symbols) {
-            const auto found = exports.exports(symbol.name);
-            if (!found) {
-                unknown = true;
-                break;
-            }
-            if (!*found) missing.push_back(&symbol);
+        for (std::size_t i = 0; i < answers.size(); ++i) {
+            if (answers[i] == native::ExportAnswer::unknown) unknown = true;
+            if (answers[i] == native::ExportAnswer::missing) missing.push_back(&files.torch_symbols[i]);
         }
         if (unknown) {
-            judgement_.package.details.push_back(
-                fmt::format("torch symbols not checked: no library in {} could be read", exports.folder()));
+            // Some library could not answer: what it would have said is
+            // unknown, so nothing is called missing.
+            if (exports.notes().empty())
+                judgement_.package.details.push_back(
+                    fmt::format("torch symbols not checked: no library in {} can answer", exports.folder()));
+            else
+                judgement_.package.details.push_back(
+                    fmt::format("torch symbols not checked: {} cannot answer for every library:", exports.folder()));
+            add_limited(judgement_.package.details, exports.notes());
             return;
         }
         if (missing.empty()) {
@@ -107,10 +135,12 @@ public:
         const std::string more =
             missing.size() == 1 ? std::string() : fmt::format(" and {} more torch symbols", missing.size() - 1);
         const auto& package = judgement_.package;
+        std::vector<std::string> lines;
         for (const auto* symbol : missing)
-            judgement_.package.details.push_back(fmt::format("missing from torch {}: {} (needed by {})",
-                                                             torch.build.version, native::demangle(symbol->name),
-                                                             file_name(symbol->module)));
+            if (lines.size() <= kMaxListedLines)
+                lines.push_back(fmt::format("missing from torch {}: {} (needed by {})", torch.build.version,
+                                            native::demangle(symbol->name), file_name(symbol->module)));
+        add_limited(judgement_.package.details, lines, missing.size());
         reject(-1, -1, "torch_abi_mismatch", "torch_abi_mismatch",
                fmt::format("{} {} needs {}{} that torch {} does not export (\"undefined symbol: {}\" at import): it "
                            "was built for another torch, so {} rejected; install a {} build for torch {}",
@@ -179,9 +209,7 @@ ExtensionJudgement judge_extension(const ExtensionEvidence& evidence, const Torc
         judgement.package.details.push_back(
             fmt::format("not verified: {}", evidence.files ? std::string("RECORD lists no compiled module")
                                                            : evidence.why_unverified));
-        if (evidence.files)
-            judgement.package.details.insert(judgement.package.details.end(), evidence.files->notes.begin(),
-                                             evidence.files->notes.end());
+        if (evidence.files) add_limited(judgement.package.details, evidence.files->notes, evidence.files->notes_total);
         return judgement;
     }
     const auto& files = *evidence.files;
@@ -189,7 +217,9 @@ ExtensionJudgement judge_extension(const ExtensionEvidence& evidence, const Torc
     if (torch && exports) judge.torch_symbols(files, *torch, *exports);
     if (evidence.xformers) judge.xformers_build(*evidence.xformers, torch);
     ExtensionJudgement judgement = judge.take();
-    judgement.package.details.insert(judgement.package.details.begin(), files.notes.begin(), files.notes.end());
+    std::vector<std::string> notes;
+    add_limited(notes, files.notes, files.notes_total);
+    judgement.package.details.insert(judgement.package.details.begin(), notes.begin(), notes.end());
     return judgement;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "core/regular_file.h"
 #include "native/read_result.h"
 
 namespace provision::native {
@@ -27,24 +28,23 @@ public:
     virtual const std::string& name() const = 0;
 };
 
-// A regular file read with pread.  Anything else (a FIFO, a device, a
-// folder) is refused before it is opened, so opening never blocks.  The size
-// is taken once, at open: a file that shrinks later gives failed reads.
+// A regular file read with pread, opened by RegularFile::open (never
+// blocking, anything but a regular file refused).  The size is taken once,
+// at open: a file that shrinks later gives failed reads.  The descriptor
+// stays open while the object lives: hold one at a time.
 class FileSource final : public ByteSource {
 public:
     static ReadResult<std::shared_ptr<const FileSource>> open(const std::string& path);
-    ~FileSource() override;
     FileSource(const FileSource&) = delete;
     FileSource& operator=(const FileSource&) = delete;
 
-    std::uint64_t size() const override { return size_; }
+    std::uint64_t size() const override { return file_.size(); }
     bool read_at(std::uint64_t offset, void* out, std::size_t length) const override;
     const std::string& name() const override { return path_; }
 
 private:
-    FileSource(int fd, std::uint64_t size, std::string path) : fd_(fd), size_(size), path_(std::move(path)) {}
-    int fd_;
-    std::uint64_t size_;
+    FileSource(RegularFile file, std::string path) : file_(std::move(file)), path_(std::move(path)) {}
+    RegularFile file_;
     std::string path_;
 };
 

@@ -3,6 +3,9 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "core/regular_file.h"
 #include "core/text.h"
@@ -10,7 +13,8 @@
 namespace provision::native {
 namespace {
 
-constexpr std::size_t kMaxConfBytes = 64 * 1024;
+// Real ones hold a line or two; ld.so reads them whole.
+constexpr std::size_t kMaxConfBytes = 1024 * 1024;
 
 std::vector<std::string> split(const std::string& text, char separator) {
     std::vector<std::string> parts;
@@ -23,11 +27,13 @@ std::vector<std::string> split(const std::string& text, char separator) {
     return parts;
 }
 
-std::vector<std::string> sorted_entries(const std::string& folder) {
+// The names in `folder` that start with `prefix`, sorted.
+std::vector<std::string> sorted_entries(const std::string& folder, std::string_view prefix = "") {
     std::vector<std::string> names;
     DIR* dir = ::opendir(folder.c_str());
     if (!dir) return names;
-    while (const dirent* entry = ::readdir(dir)) names.emplace_back(entry->d_name);
+    while (const dirent* entry = ::readdir(dir))
+        if (std::string_view(entry->d_name).starts_with(prefix)) names.emplace_back(entry->d_name);
     ::closedir(dir);
     std::sort(names.begin(), names.end());
     return names;
@@ -37,9 +43,8 @@ std::vector<std::string> sorted_entries(const std::string& folder) {
 // empty when it holds no libcuda.so at all, "unknown" when only unversioned names.
 std::string libcuda_version(const std::string& folder) {
     std::string found;
-    for (const auto& name : sorted_entries(folder)) {
-        const std::string prefix = "libcuda.so";
-        if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string prefix = "libcuda.so";
+    for (const auto& name : sorted_entries(folder, prefix)) {
         const std::string rest = name.substr(prefix.size());
         if (rest.size() > 1 && rest.front() == '.' && std::count(rest.begin(), rest.end(), '.') >= 2)
             return rest.substr(1);  // the full version, not the soname's major
@@ -59,15 +64,13 @@ bool is_cuda_compat_folder(const std::string& folder) {
                        [](const std::string& part) { return part.compare(0, 4, "cuda") == 0; });
 }
 
-std::vector<CompatLibraries> find_cuda_compat_libraries(const std::string& ld_library_path,
-                                                        const std::string& ld_so_conf_dir) {
-    std::vector<CompatLibraries> found;
+CompatScan find_cuda_compat_libraries(const std::string& ld_library_path, const std::string& ld_so_conf_dir) {
+    CompatScan scan;
+    std::set<std::string> considered;  // listed already, with a libcuda or not
     auto consider = [&](const std::string& folder, const std::string& named_by) {
-        if (!is_cuda_compat_folder(folder)) return;
-        for (const auto& known : found)
-            if (known.folder == folder) return;
+        if (!is_cuda_compat_folder(folder) || !considered.insert(folder).second) return;
         const std::string version = libcuda_version(folder);
-        if (!version.empty()) found.push_back({folder, named_by, version});
+        if (!version.empty()) scan.found.push_back({folder, named_by, version});
     };
     for (const auto& folder : split(ld_library_path, ':')) consider(folder, "LD_LIBRARY_PATH");
     for (const auto& name : sorted_entries(ld_so_conf_dir)) {
@@ -75,14 +78,17 @@ std::vector<CompatLibraries> find_cuda_compat_libraries(const std::string& ld_li
         const std::string path = ld_so_conf_dir + "/" + name;
         std::string error;
         const auto text = read_regular_file(path, kMaxConfBytes, error);
-        if (!text) continue;
+        if (!text) {
+            scan.notes.push_back(fmt::format("{} is not read for CUDA compat folders: {}", path, error));
+            continue;
+        }
         for (const auto& raw : split(*text, '\n')) {
             const std::string line = trimmed(raw.substr(0, raw.find('#')));
             if (line.empty() || line.compare(0, 8, "include ") == 0) continue;
             consider(line, path);
         }
     }
-    return found;
+    return scan;
 }
 
 }  // namespace provision::native

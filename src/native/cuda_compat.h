@@ -21,9 +21,14 @@ struct CompatLibraries {
 // component is "compat" and an earlier one starts with "cuda".
 bool is_cuda_compat_folder(const std::string& folder);
 
+struct CompatScan {
+    std::vector<CompatLibraries> found;
+    std::vector<std::string> notes;  // configuration files that could not be read, and why
+};
+
 // The compat folders named by `ld_library_path` (colon-separated) and by the
-// *.conf files of `ld_so_conf_dir`, in that order, that hold a libcuda.so.
-std::vector<CompatLibraries> find_cuda_compat_libraries(const std::string& ld_library_path,
-                                                        const std::string& ld_so_conf_dir);
+// *.conf files of `ld_so_conf_dir` (each at most 1 MiB), in that order, that
+// hold a libcuda.so.  Each folder is listed once, however often it is named.
+CompatScan find_cuda_compat_libraries(const std::string& ld_library_path, const std::string& ld_so_conf_dir);
 
 }  // namespace provision::native

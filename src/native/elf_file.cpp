@@ -22,11 +22,18 @@ namespace {
 constexpr std::uint64_t max_sections = 1 << 16;
 constexpr std::uint64_t max_section_names_bytes = 16ull << 20;
 constexpr std::uint64_t max_table_bytes = 64ull << 20;
+constexpr std::uint64_t max_hash_table_bytes = 16ull << 20;
 constexpr std::uint64_t max_dynamic_entries = 1 << 16;
+constexpr std::uint64_t max_undefined_symbols = 1 << 16;
+constexpr std::uint64_t max_undefined_name_bytes = 16ull << 20;
 constexpr std::uint64_t symbol_size = sizeof(Elf64_Sym);
 // Real GNU hash chains hold a few symbols each; a longer walk means a chain
 // without its end bit.
 constexpr std::uint64_t max_chain_steps = 1 << 20;
+// Chain entries read at a time while walking a GNU hash chain.
+constexpr std::uint64_t chain_chunk_entries = 256;
+// Symbols read at a time while listing the undefined ones.
+constexpr std::uint64_t symbol_chunk = 4096;
 
 template <typename T>
 bool read_struct(const ByteSource& source, std::uint64_t offset, T& out) {
@@ -55,6 +62,17 @@ bool defined_and_visible(const Elf64_Sym& symbol) {
 std::uint32_t gnu_symbol_hash(std::string_view name) {
     std::uint32_t h = 5381;
     for (const char c : name) h = h * 33 + static_cast<unsigned char>(c);
+    return h;
+}
+
+std::uint32_t sysv_symbol_hash(std::string_view name) {
+    std::uint32_t h = 0;
+    for (const char c : name) {
+        h = (h << 4) + static_cast<unsigned char>(c);
+        const std::uint32_t high = h & 0xf0000000u;
+        if (high != 0) h ^= high >> 24;
+        h &= ~high;
+    }
     return h;
 }
 
@@ -109,9 +127,14 @@ std::optional<ReadError> ElfFile::read_sections(std::uint64_t header_offset, std
     if (!within(header_offset, count * entry_size, source_->size()))
         return malformed("the section headers lie outside the file");
     std::vector<Elf64_Shdr> headers(count);
-    for (std::uint64_t i = 0; i < count; ++i)
-        if (!read_struct(*source_, header_offset + i * entry_size, headers[i]))
+    if (entry_size == sizeof(Elf64_Shdr)) {
+        if (count > 0 && !source_->read_at(header_offset, headers.data(), count * sizeof(Elf64_Shdr)))
             return malformed("a section header cannot be read");
+    } else {
+        for (std::uint64_t i = 0; i < count; ++i)
+            if (!read_struct(*source_, header_offset + i * entry_size, headers[i]))
+                return malformed("a section header cannot be read");
+    }
 
     std::string names;
     if (names_index != SHN_UNDEF && names_index < count) {
@@ -127,8 +150,13 @@ std::optional<ReadError> ElfFile::read_sections(std::uint64_t header_offset, std
     for (const Elf64_Shdr& h : headers) {
         ElfSection section;
         if (h.sh_name < names.size()) {
+            // Never more than kMaxSectionNameBytes per section: 65,536 sections
+            // all naming one 16 MiB string without an end must not copy it.
             const char* start = names.data() + h.sh_name;
-            section.name.assign(start, strnlen(start, names.size() - h.sh_name));
+            const std::size_t room = std::min<std::size_t>(names.size() - h.sh_name, kMaxSectionNameBytes + 1);
+            const std::size_t length = strnlen(start, room);
+            section.name_cut = length > kMaxSectionNameBytes;
+            section.name.assign(start, std::min(length, kMaxSectionNameBytes));
         }
         section.type = h.sh_type;
         section.address = h.sh_addr;
@@ -201,13 +229,17 @@ std::optional<ReadError> ElfFile::find_dynamic_tables(std::uint64_t program_offs
                                    [](const ElfSection& s) { return s.type == SHT_GNU_HASH; });
     if (hash != sections_.end()) tables.gnu_hash_offset = hash->offset;
     else tables.gnu_hash_offset = dynamic_offset(DT_GNU_HASH);
+    const auto sysv = std::find_if(sections_.begin(), sections_.end(),
+                                   [](const ElfSection& s) { return s.type == SHT_HASH; });
+    if (sysv != sections_.end()) tables.sysv_hash_offset = sysv->offset;
+    else tables.sysv_hash_offset = dynamic_offset(DT_HASH);
     dynamic_ = tables;
     return std::nullopt;
 }
 
 const ElfSection* ElfFile::section(std::string_view name) const {
     for (const ElfSection& s : sections_)
-        if (s.name == name) return &s;
+        if (!s.name_cut && s.name == name) return &s;
     return nullptr;
 }
 
@@ -225,7 +257,7 @@ ReadResult<const ElfFile::GnuHash*> ElfFile::gnu_hash() const {
     hash.bloom_shift = header[3];
     const std::uint64_t bloom_bytes = std::uint64_t{header[2]} * 8;
     const std::uint64_t bucket_bytes = std::uint64_t{hash.bucket_count} * 4;
-    if (bloom_bytes + bucket_bytes > max_table_bytes) return malformed("the GNU hash table is too large");
+    if (bloom_bytes + bucket_bytes > max_hash_table_bytes) return malformed("the GNU hash table is too large");
     if (!within(offset + 16, bloom_bytes + bucket_bytes, source_->size()))
         return malformed("the GNU hash table lies outside the file");
     hash.bloom.resize(header[2]);
@@ -238,12 +270,59 @@ ReadResult<const ElfFile::GnuHash*> ElfFile::gnu_hash() const {
     return &*gnu_hash_;
 }
 
-ReadResult<bool> ElfFile::exports_symbol(std::string_view name) const {
-    auto loaded = gnu_hash();
-    if (!loaded) return loaded.error();
-    const GnuHash& hash = *loaded.value();
-    if (hash.bucket_count == 0 || hash.bloom.empty()) return false;
+ReadResult<const ElfFile::SysvHash*> ElfFile::sysv_hash() const {
+    if (sysv_hash_) return &*sysv_hash_;
+    if (!dynamic_ || !dynamic_->sysv_hash_offset)
+        return ReadError{ReadErrorKind::unsupported, fmt::format("{}: no GNU or SysV hash table", path())};
+    const std::uint64_t offset = *dynamic_->sysv_hash_offset;
+    std::uint32_t header[2];
+    if (!source_->read_at(offset, header, sizeof header)) return malformed("the SysV hash table lies outside the file");
+    SysvHash hash;
+    hash.chain_count = header[1];
+    const std::uint64_t bucket_bytes = std::uint64_t{header[0]} * 4;
+    if (bucket_bytes > max_hash_table_bytes) return malformed("the SysV hash table is too large");
+    if (!within(offset + 8, bucket_bytes + std::uint64_t{hash.chain_count} * 4, source_->size()))
+        return malformed("the SysV hash table lies outside the file");
+    hash.buckets.resize(header[0]);
+    if (bucket_bytes > 0 && !source_->read_at(offset + 8, hash.buckets.data(), bucket_bytes))
+        return malformed("the SysV hash table lies outside the file");
+    hash.chains_offset = offset + 8 + bucket_bytes;
+    sysv_hash_ = std::move(hash);
+    return &*sysv_hash_;
+}
 
+ReadResult<bool> ElfFile::symbol_is(std::uint64_t index, std::string_view name) const {
+    if (dynamic_->symbol_count && index >= *dynamic_->symbol_count)
+        return malformed("a hash chain names a symbol past the end of the table");
+    Elf64_Sym symbol{};
+    if (!read_struct(*source_, dynamic_->symbols_offset + index * symbol_size, symbol))
+        return malformed("a dynamic symbol lies outside the file");
+    if (!defined_and_visible(symbol) || !within(symbol.st_name, name.size() + 1, dynamic_->strings_size)) return false;
+    // Compare the stored name, its terminating NUL included.
+    std::string stored(name.size() + 1, '\0');
+    if (!source_->read_at(dynamic_->strings_offset + symbol.st_name, stored.data(), stored.size())) return false;
+    return stored.back() == '\0' && std::string_view(stored.data(), name.size()) == name;
+}
+
+ReadResult<bool> ElfFile::exports_symbol(std::string_view name) const {
+    if (lookup_failure_) return *lookup_failure_;
+    ReadResult<bool> answer = false;
+    if (auto gnu = gnu_hash()) {
+        answer = gnu_lookup(*gnu.value(), name);
+    } else if (gnu.error().kind != ReadErrorKind::unsupported) {
+        answer = gnu.error();
+    } else if (auto sysv = sysv_hash()) {
+        answer = sysv_lookup(*sysv.value(), name);
+    } else {
+        answer = sysv.error();
+    }
+    // A table that proved broken answers every later lookup the same, at once.
+    if (!answer && answer.error().kind == ReadErrorKind::malformed) lookup_failure_ = answer.error();
+    return answer;
+}
+
+ReadResult<bool> ElfFile::gnu_lookup(const GnuHash& hash, std::string_view name) const {
+    if (hash.bucket_count == 0 || hash.bloom.empty()) return false;
     const std::uint32_t h = gnu_symbol_hash(name);
     // Bloom filter: two bits per symbol in one 64-bit word; both unset bits
     // mean "not here" without touching the buckets.
@@ -254,45 +333,70 @@ ReadResult<bool> ElfFile::exports_symbol(std::string_view name) const {
     std::uint64_t index = hash.buckets[h % hash.bucket_count];
     if (index == 0 || index < hash.symbol_offset) return false;
     // The chain of hashes runs in step with the symbols from symbol_offset
-    // on; its last entry has the low bit set.
-    std::string stored(name.size() + 1, '\0');
-    for (std::uint64_t steps = 0; steps < max_chain_steps; ++steps, ++index) {
-        std::uint32_t chain = 0;
-        if (!source_->read_at(hash.chains_offset + (index - hash.symbol_offset) * 4, &chain, 4))
-            return malformed("a GNU hash chain runs outside the file");
+    // on; its last entry has the low bit set.  Read a chunk at a time.
+    std::uint32_t chunk[chain_chunk_entries];
+    std::uint64_t chunk_first = 0, chunk_size = 0;
+    for (;; ++index) {
+        if (!step()) return malformed(fmt::format("hash chains longer than {} steps in all", kMaxLookupSteps));
+        const std::uint64_t slot = index - hash.symbol_offset;
+        if (slot < chunk_first || slot >= chunk_first + chunk_size) {
+            const std::uint64_t at = hash.chains_offset + slot * 4;
+            if (at >= source_->size()) return malformed("a GNU hash chain runs outside the file");
+            chunk_size = std::min<std::uint64_t>(chain_chunk_entries, (source_->size() - at) / 4);
+            chunk_first = slot;
+            if (chunk_size == 0 || !source_->read_at(at, chunk, chunk_size * 4))
+                return malformed("a GNU hash chain runs outside the file");
+        }
+        const std::uint32_t chain = chunk[slot - chunk_first];
         if ((chain | 1) == (h | 1)) {
-            if (dynamic_->symbol_count && index >= *dynamic_->symbol_count)
-                return malformed("a GNU hash chain names a symbol past the end of the table");
-            Elf64_Sym symbol{};
-            if (!read_struct(*source_, dynamic_->symbols_offset + index * symbol_size, symbol))
-                return malformed("a dynamic symbol lies outside the file");
-            // Compare the stored name, its terminating NUL included.
-            if (within(symbol.st_name, stored.size(), dynamic_->strings_size) &&
-                source_->read_at(dynamic_->strings_offset + symbol.st_name, stored.data(), stored.size()) &&
-                stored.back() == '\0' && std::string_view(stored.data(), name.size()) == name &&
-                defined_and_visible(symbol))
-                return true;
+            auto match = symbol_is(index, name);
+            if (!match || *match) return match;
         }
         if (chain & 1) return false;
     }
-    return malformed("a GNU hash chain never ends");
+}
+
+ReadResult<bool> ElfFile::sysv_lookup(const SysvHash& hash, std::string_view name) const {
+    if (hash.buckets.empty()) return false;
+    std::uint64_t index = hash.buckets[sysv_symbol_hash(name) % hash.buckets.size()];
+    while (index != STN_UNDEF) {
+        if (!step()) return malformed(fmt::format("hash chains longer than {} steps in all", kMaxLookupSteps));
+        if (index >= hash.chain_count) return malformed("a SysV hash chain names a symbol past the end of the table");
+        auto match = symbol_is(index, name);
+        if (!match || *match) return match;
+        std::uint32_t next = 0;
+        if (!source_->read_at(hash.chains_offset + index * 4, &next, 4))
+            return malformed("a SysV hash chain runs outside the file");
+        index = next;
+    }
+    return false;
 }
 
 ReadResult<std::uint64_t> ElfFile::symbol_count() const {
     if (dynamic_->symbol_count) return *dynamic_->symbol_count;
-    // Without section headers: one past the last symbol any hash chain
-    // reaches (undefined symbols come before the hashed ones).
+    // Without section headers: a SysV hash table holds the count; else one
+    // past the last symbol any GNU hash chain reaches (undefined symbols come
+    // before the hashed ones).
     auto loaded = gnu_hash();
-    if (!loaded) return loaded.error();
+    if (!loaded) {
+        if (loaded.error().kind != ReadErrorKind::unsupported) return loaded.error();
+        auto sysv = sysv_hash();
+        if (!sysv) return sysv.error();
+        return std::uint64_t{sysv.value()->chain_count};
+    }
     const GnuHash& hash = *loaded.value();
     std::uint64_t last = 0;
     for (const std::uint32_t start : hash.buckets) last = std::max<std::uint64_t>(last, start);
     if (last < hash.symbol_offset) return std::uint64_t{hash.symbol_offset};
-    for (std::uint64_t steps = 0; steps < max_chain_steps; ++steps, ++last) {
-        std::uint32_t chain = 0;
-        if (!source_->read_at(hash.chains_offset + (last - hash.symbol_offset) * 4, &chain, 4))
+    std::uint32_t chunk[chain_chunk_entries];
+    for (std::uint64_t steps = 0; steps < max_chain_steps;) {
+        const std::uint64_t at = hash.chains_offset + (last - hash.symbol_offset) * 4;
+        const std::uint64_t entries =
+            at < source_->size() ? std::min<std::uint64_t>(chain_chunk_entries, (source_->size() - at) / 4) : 0;
+        if (entries == 0 || !source_->read_at(at, chunk, entries * 4))
             return malformed("a GNU hash chain runs outside the file");
-        if (chain & 1) return last + 1;
+        for (std::uint64_t i = 0; i < entries && steps < max_chain_steps; ++i, ++steps, ++last)
+            if (chunk[i] & 1) return last + 1;
     }
     return malformed("a GNU hash chain never ends");
 }
@@ -306,24 +410,37 @@ ReadResult<std::vector<DynamicSymbol>> ElfFile::undefined_dynamic_symbols() cons
     if (!within(dynamic_->symbols_offset, *count * symbol_size, source_->size()) ||
         !within(dynamic_->strings_offset, dynamic_->strings_size, source_->size()))
         return malformed("the dynamic symbol table lies outside the file");
-    std::vector<Elf64_Sym> symbols(*count);
-    if (!source_->read_at(dynamic_->symbols_offset, symbols.data(), symbols.size() * symbol_size))
-        return malformed("the dynamic symbol table lies outside the file");
     std::string strings(dynamic_->strings_size, '\0');
     if (!source_->read_at(dynamic_->strings_offset, strings.data(), strings.size()))
         return malformed("the dynamic string table lies outside the file");
 
+    // The symbols a chunk at a time; the names kept are bounded in number
+    // and in bytes, and no name is scanned past what is left of that budget.
     std::vector<DynamicSymbol> undefined;
-    for (std::size_t i = 1; i < symbols.size(); ++i) {  // symbol 0 is the null symbol
-        const Elf64_Sym& symbol = symbols[i];
-        const unsigned binding = ELF64_ST_BIND(symbol.st_info);
-        if (symbol.st_shndx != SHN_UNDEF || (binding != STB_GLOBAL && binding != STB_WEAK)) continue;
-        if (symbol.st_name >= strings.size()) return malformed("a symbol name lies outside the string table");
-        const char* start = strings.data() + symbol.st_name;
-        const std::size_t length = strnlen(start, strings.size() - symbol.st_name);
-        if (length == strings.size() - symbol.st_name) return malformed("a symbol name has no end");
-        if (length == 0) continue;
-        undefined.push_back({std::string(start, length), binding == STB_WEAK});
+    std::uint64_t name_bytes = 0;
+    std::vector<Elf64_Sym> symbols;
+    for (std::uint64_t first = 1; first < *count; first += symbols.size()) {  // symbol 0 is the null symbol
+        symbols.resize(std::min<std::uint64_t>(symbol_chunk, *count - first));
+        if (!source_->read_at(dynamic_->symbols_offset + first * symbol_size, symbols.data(),
+                              symbols.size() * symbol_size))
+            return malformed("the dynamic symbol table lies outside the file");
+        for (const Elf64_Sym& symbol : symbols) {
+            const unsigned binding = ELF64_ST_BIND(symbol.st_info);
+            if (symbol.st_shndx != SHN_UNDEF || (binding != STB_GLOBAL && binding != STB_WEAK)) continue;
+            if (symbol.st_name >= strings.size()) return malformed("a symbol name lies outside the string table");
+            const char* start = strings.data() + symbol.st_name;
+            const std::size_t room = strings.size() - symbol.st_name;
+            const std::size_t budget = max_undefined_name_bytes - name_bytes;
+            const std::size_t length = strnlen(start, std::min(room, budget + 1));
+            if (length > budget)
+                return malformed(fmt::format("the undefined symbols' names exceed {} bytes", max_undefined_name_bytes));
+            if (length == room) return malformed("a symbol name has no end");
+            if (length == 0) continue;
+            if (undefined.size() == max_undefined_symbols)
+                return malformed(fmt::format("more than {} undefined symbols", max_undefined_symbols));
+            name_bytes += length;
+            undefined.push_back({std::string(start, length), binding == STB_WEAK});
+        }
     }
     return undefined;
 }

@@ -5,7 +5,12 @@
 //
 // Every offset, size and count comes from a user-controlled file and is
 // checked against the file's size before it is used: a malformed file gives a
-// ReadError, never a crash.
+// ReadError, never a crash.  The work and the memory are bounded too
+// (docs/DESIGN.md, "Reading what the workload installed"): at most 65,536
+// sections whose names are kept to 256 bytes each, a section name table of
+// 16 MiB read once, hash tables of 16 MiB, 2^20 chain steps for all symbol
+// lookups of a file together, and 65,536 undefined symbols with 16 MiB of
+// names.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +26,8 @@
 namespace provision::native {
 
 struct ElfSection {
-    std::string name;
+    std::string name;           // at most kMaxSectionNameBytes; a longer name is cut (and matches no search)
+    bool name_cut = false;
     std::uint32_t type = 0;     // SHT_*
     std::uint64_t address = 0;  // virtual address when loaded
     std::uint64_t offset = 0;   // in the file (not checked against its size: readers do that)
@@ -55,11 +61,18 @@ public:
 
     // Whether the file exports `name`: a defined global, weak or unique
     // dynamic symbol, found through the GNU hash table (bloom filter, bucket,
-    // chain): a few small reads, never the whole symbol table.  A file
-    // without a GNU hash table is an error (kind unsupported).  The bloom
-    // filter and buckets are read once, at the first call (so an ElfFile is
-    // not to be shared between threads).
+    // chain), else the SysV one (DT_HASH): a few small reads, never the whole
+    // symbol table.  A file with neither is an error (kind unsupported).
+    // The tables' heads are read once, at the first call (so an ElfFile is
+    // not to be shared between threads).  All lookups of one file together
+    // step through at most kMaxLookupSteps chain entries; a chain that never
+    // ends, or one past that budget, is an error (kind malformed) that every
+    // later lookup of the file answers at once.
     ReadResult<bool> exports_symbol(std::string_view name) const;
+
+    // Chain entries stepped through by exports_symbol() so far: the work the
+    // bound above caps, for tests to count.
+    std::uint64_t lookup_steps() const { return lookup_steps_; }
 
     // Where the dynamic linking tables are: from the section headers
     // (.dynsym, its string table, .gnu.hash), or when a file has none,
@@ -70,6 +83,7 @@ public:
         std::uint64_t strings_offset = 0;
         std::uint64_t strings_size = 0;
         std::optional<std::uint64_t> gnu_hash_offset;
+        std::optional<std::uint64_t> sysv_hash_offset;  // DT_HASH / SHT_HASH
     };
     const std::optional<DynamicTables>& dynamic_tables() const { return dynamic_; }
 
@@ -82,6 +96,11 @@ private:
         std::vector<std::uint32_t> buckets;
         std::uint64_t chains_offset = 0;
     };
+    struct SysvHash {
+        std::uint32_t chain_count = 0;  // = the number of dynamic symbols
+        std::vector<std::uint32_t> buckets;
+        std::uint64_t chains_offset = 0;
+    };
 
     explicit ElfFile(std::shared_ptr<const ByteSource> source) : source_(std::move(source)) {}
     ReadError malformed(std::string_view what) const;
@@ -90,15 +109,31 @@ private:
     std::optional<ReadError> find_dynamic_tables(std::uint64_t program_offset, std::uint16_t entry_size,
                                                  std::uint16_t count);
     ReadResult<const GnuHash*> gnu_hash() const;
+    ReadResult<const SysvHash*> sysv_hash() const;
+    ReadResult<bool> gnu_lookup(const GnuHash& hash, std::string_view name) const;
+    ReadResult<bool> sysv_lookup(const SysvHash& hash, std::string_view name) const;
+    // Whether symbol `index` is `name`, defined and visible.
+    ReadResult<bool> symbol_is(std::uint64_t index, std::string_view name) const;
+    // One more chain step; false once the budget is spent.
+    bool step() const { return ++lookup_steps_ <= kMaxLookupSteps; }
     ReadResult<std::uint64_t> symbol_count() const;
 
     std::shared_ptr<const ByteSource> source_;
     std::vector<ElfSection> sections_;
     std::optional<DynamicTables> dynamic_;
     mutable std::optional<GnuHash> gnu_hash_;
+    mutable std::optional<SysvHash> sysv_hash_;
+    mutable std::uint64_t lookup_steps_ = 0;
+    mutable std::optional<ReadError> lookup_failure_;
+
+public:
+    static constexpr std::size_t kMaxSectionNameBytes = 256;
+    static constexpr std::uint64_t kMaxLookupSteps = 1 << 20;
 };
 
 // The GNU hash of a symbol name (the dl_new_hash function of glibc).
 std::uint32_t gnu_symbol_hash(std::string_view name);
+// The SysV ELF hash of a symbol name (the gABI's elf_hash).
+std::uint32_t sysv_symbol_hash(std::string_view name);
 
 }  // namespace provision::native

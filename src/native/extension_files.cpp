@@ -9,26 +9,37 @@ namespace provision::native {
 ExtensionFiles read_extension_files(const std::vector<std::string>& paths) {
     ExtensionFiles files;
     std::set<std::string> seen_symbols;
+    auto note = [&](std::string text) {
+        if (files.notes.size() < kMaxNotes) files.notes.push_back(std::move(text));
+        ++files.notes_total;
+    };
     for (const auto& path : paths) {
         auto elf = ElfFile::open(path);
         if (!elf) {
-            if (elf.error().kind != ReadErrorKind::not_elf) files.notes.push_back(elf.error().message);
+            if (elf.error().kind != ReadErrorKind::not_elf) note(elf.error().message);
             continue;
         }
         files.modules.push_back(path);
         if (auto code = read_fatbin(*elf)) {
             merge_into(files.device_code, *code);
             if (code->containers > 0) files.module_code.push_back({path, std::move(*code)});
-        } else
-            files.notes.push_back(code.error().message);
+        } else {
+            note(code.error().message);
+        }
         auto needed = elf->undefined_dynamic_symbols();
         if (!needed) {
-            files.notes.push_back(needed.error().message);
+            note(needed.error().message);
             continue;
         }
-        for (const auto& symbol : *needed)
-            if (!symbol.weak && in_torch_namespace(symbol.name) && seen_symbols.insert(symbol.name).second)
-                files.torch_symbols.push_back({symbol.name, path});
+        for (const auto& symbol : *needed) {
+            if (symbol.weak || !in_torch_namespace(symbol.name) || seen_symbols.contains(symbol.name)) continue;
+            if (files.torch_symbols.size() == kMaxTorchSymbols) {
+                files.torch_symbols_complete = false;
+                break;
+            }
+            seen_symbols.insert(symbol.name);
+            files.torch_symbols.push_back({symbol.name, path});
+        }
     }
     return files;
 }

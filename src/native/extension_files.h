@@ -26,10 +26,16 @@ struct ExtensionFiles {
     std::vector<ModuleCode> module_code;  // each module that carries device code, in `modules` order
     FatbinSummary device_code;         // every module's fatbinary together; no containers when none has one
     std::vector<NeededSymbol> torch_symbols;  // undefined, not weak, in c10/at/torch; each name once
-    std::vector<std::string> notes;    // modules that could not be read, and why
+    bool torch_symbols_complete = true;       // false: more than kMaxTorchSymbols, the rest not listed
+    std::vector<std::string> notes;    // modules that could not be read, and why: the first kMaxNotes
+    std::size_t notes_total = 0;       // how many there were in all
 };
 
-// Reads `paths` (absolute); a path that is not an ELF file is skipped
+// The most torch symbols listed for one package, and notes kept.
+constexpr std::size_t kMaxTorchSymbols = 1 << 16;
+constexpr std::size_t kMaxNotes = 20;
+
+// Reads `paths` (absolute) one at a time; a path that is not an ELF file is skipped
 // without a note (RECORD's .so entries are ELF files, but a test tree may
 // hold anything), one that cannot be read gets a note.
 ExtensionFiles read_extension_files(const std::vector<std::string>& paths);

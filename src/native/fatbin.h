@@ -66,7 +66,11 @@ struct FatbinSummary {
 // Reads the fatbinary held in bytes [offset, offset + size) of `source`.
 // A header that does not fit its container, or sizes that overflow, are
 // errors (kind malformed); bytes between containers are skipped up to the
-// next container magic at 8-byte alignment.
+// next container magic at 8-byte alignment.  Linear in the section: reads
+// go forward through a 512-byte window, so the bytes read stay within about
+// twice the section's size (payloads are jumped over, never read); more
+// than 2^20 containers, 2^22 entries or 4,096 different sets of targets are
+// malformed.
 ReadResult<FatbinSummary> read_fatbin(const ByteSource& source, std::uint64_t offset, std::uint64_t size);
 
 // The `.nv_fatbin` section of an ELF file; a file without one has an empty

@@ -3,6 +3,8 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -27,42 +29,66 @@ bool in_torch_namespace(std::string_view name) {
 
 TorchExports::TorchExports(std::string lib_folder) : folder_(std::move(lib_folder)) {}
 
-void TorchExports::open_libraries() {
-    opened_ = true;
+void TorchExports::list_libraries() {
+    listed_ = true;
     DIR* dir = ::opendir(folder_.c_str());
     if (!dir) {
-        notes_.push_back(fmt::format("{} cannot be read", folder_));
+        folder_unreadable_ = true;
+        notes_.push_back(fmt::format("{} cannot be read: {}", folder_, std::strerror(errno)));
         return;
     }
-    std::vector<std::string> names;
     while (const dirent* entry = ::readdir(dir)) {
         const std::string_view name = entry->d_name;
-        if (name.substr(0, 3) == "lib" && name.find(".so") != std::string_view::npos) names.emplace_back(name);
+        if (name.substr(0, 3) == "lib" && name.find(".so") != std::string_view::npos) libraries_.emplace_back(name);
     }
     ::closedir(dir);
     // libc10 and libtorch_cpu export most of what extensions need: a fixed
     // order keeps lookups (and the notes) the same on every run.
-    std::sort(names.begin(), names.end());
-    for (const auto& name : names) {
-        auto file = ElfFile::open(folder_ + "/" + name);
-        if (file)
-            libraries_.push_back(std::move(*file));
-        else
+    std::sort(libraries_.begin(), libraries_.end());
+}
+
+std::vector<ExportAnswer> TorchExports::look_up(const std::vector<std::string>& symbols) {
+    if (!listed_) list_libraries();
+    std::vector<std::string> pending;
+    std::set<std::string> queued, found;
+    for (const auto& symbol : symbols)
+        if (!answers_.contains(symbol) && queued.insert(symbol).second) pending.push_back(symbol);
+    for (const auto& name : libraries_) {
+        if (pending.size() == found.size()) break;
+        if (cannot_answer_.contains(name)) continue;
+        auto file = ElfFile::open(folder_ + "/" + name);  // closed at the end of this iteration
+        if (!file) {
+            cannot_answer_.insert(name);
             notes_.push_back(file.error().message);
+            continue;
+        }
+        for (const auto& symbol : pending) {
+            if (found.contains(symbol)) continue;
+            const auto answer = file->exports_symbol(symbol);
+            if (!answer) {
+                cannot_answer_.insert(name);
+                notes_.push_back(answer.error().message);
+                break;
+            }
+            if (*answer) found.insert(symbol);
+        }
     }
+    // "Missing" needs every library's answer, and at least one library.
+    const bool all_answered = !folder_unreadable_ && !libraries_.empty() && cannot_answer_.empty();
+    for (const auto& symbol : pending)
+        answers_[symbol] = found.contains(symbol) ? ExportAnswer::exported
+                           : all_answered         ? ExportAnswer::missing
+                                                  : ExportAnswer::unknown;
+    std::vector<ExportAnswer> out;
+    out.reserve(symbols.size());
+    for (const auto& symbol : symbols) out.push_back(answers_.at(symbol));
+    return out;
 }
 
 std::optional<bool> TorchExports::exports(std::string_view symbol) {
-    if (!opened_) open_libraries();
-    bool answered = false;
-    for (const auto& library : libraries_) {
-        const auto found = library.exports_symbol(symbol);
-        if (!found) continue;  // no GNU hash table, or malformed: this library cannot answer
-        answered = true;
-        if (*found) return true;
-    }
-    if (!answered) return std::nullopt;
-    return false;
+    const ExportAnswer answer = look_up({std::string(symbol)}).front();
+    if (answer == ExportAnswer::unknown) return std::nullopt;
+    return answer == ExportAnswer::exported;
 }
 
 }  // namespace provision::native

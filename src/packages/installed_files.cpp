@@ -1,31 +1,31 @@
 #include "packages/installed_files.h"
 
 #include <algorithm>
+#include <unordered_set>
+
+#include <fmt/format.h>
 
 #include "core/regular_file.h"
 
 namespace provision {
 namespace {
 
-// RECORD of a large package (torch) is a few MiB; the packages read here
-// list a few hundred files.
-constexpr std::size_t kMaxRecordBytes = 16 * 1024 * 1024;
-
-// The first CSV field of `row`: quoted ("a,b.so") with "" for a quote, or plain.
-std::string first_field(std::string_view row) {
-    if (row.empty() || row.front() != '"') return std::string(row.substr(0, row.find(',')));
-    std::string field;
+// The first CSV field of `row`: quoted ("a,b.so") with "" for a quote, or
+// plain.  A quoted field is unquoted into `buffer`.
+std::string_view first_field(std::string_view row, std::string& buffer) {
+    if (row.empty() || row.front() != '"') return row.substr(0, row.find(','));
+    buffer.clear();
     for (std::size_t i = 1; i < row.size(); ++i) {
         if (row[i] != '"') {
-            field += row[i];
+            buffer += row[i];
         } else if (i + 1 < row.size() && row[i + 1] == '"') {
-            field += '"';
+            buffer += '"';
             ++i;
         } else {
             break;
         }
     }
-    return field;
+    return buffer;
 }
 
 bool climbs_out(std::string_view path) {
@@ -41,34 +41,59 @@ bool climbs_out(std::string_view path) {
 
 bool has_suffix(std::string_view path, std::string_view suffix) {
     const std::string_view name = path.substr(path.rfind('/') + 1);
-    if (name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix) return true;
-    return name.find(std::string(suffix) + ".") != std::string_view::npos;
+    if (name.ends_with(suffix)) return true;
+    for (std::size_t at = name.find(suffix); at != std::string_view::npos; at = name.find(suffix, at + 1))
+        if (at + suffix.size() < name.size() && name[at + suffix.size()] == '.') return true;
+    return false;
 }
 
 }  // namespace
 
-std::vector<std::string> parse_record(std::string_view text) {
-    std::vector<std::string> paths;
+void for_each_record_path(std::string_view text, const std::function<void(std::string_view path)>& visit) {
+    std::string buffer;
     std::size_t start = 0;
     while (start < text.size()) {
         std::size_t end = text.find('\n', start);
         if (end == std::string_view::npos) end = text.size();
         std::string_view row = text.substr(start, end - start);
         if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
-        if (!row.empty()) paths.push_back(first_field(row));
+        if (!row.empty()) visit(first_field(row, buffer));
         start = end + 1;
     }
+}
+
+std::vector<std::string> parse_record(std::string_view text) {
+    std::vector<std::string> paths;
+    for_each_record_path(text, [&](std::string_view path) { paths.emplace_back(path); });
     return paths;
 }
 
 std::optional<std::vector<std::string>> installed_files_ending(const std::string& dist_info, std::string_view suffix,
                                                                std::string& error) {
-    const auto text = read_regular_file(dist_info + "/RECORD", kMaxRecordBytes, error);
-    if (!text) return std::nullopt;
+    std::string why;
+    const auto text = read_regular_file(dist_info + "/RECORD", kMaxRecordBytes, why);
+    if (!text) {
+        error = "cannot be read: " + why;
+        return std::nullopt;
+    }
     const std::string root = dist_info.substr(0, dist_info.rfind('/') + 1);
     std::vector<std::string> files;
-    for (const auto& path : parse_record(*text))
-        if (!climbs_out(path) && has_suffix(path, suffix)) files.push_back(root + path);
+    std::unordered_set<std::string> seen;
+    bool too_many = false;
+    for_each_record_path(*text, [&](std::string_view path) {
+        if (too_many || climbs_out(path) || !has_suffix(path, suffix)) return;
+        if (seen.contains(std::string(path))) return;
+        if (seen.size() == kMaxRecordFiles) {
+            too_many = true;
+            return;
+        }
+        seen.emplace(path);
+        files.push_back(root + std::string(path));
+    });
+    if (too_many) {
+        error = fmt::format("lists more than {} files ending in {}", kMaxRecordFiles, suffix);
+        return std::nullopt;
+    }
     return files;
 }
 

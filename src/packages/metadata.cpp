@@ -3,10 +3,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "core/regular_file.h"
@@ -92,37 +88,25 @@ std::string_view metadata_header_block(std::string_view text) {
 std::optional<std::string> read_metadata_header_block(const std::string& path, std::string& error) {
     constexpr std::size_t chunk = 16 * 1024;  // holds the headers of nearly every METADATA
     constexpr std::size_t limit = 1024 * 1024;
-    // O_NONBLOCK and the fstat check: a FIFO named METADATA must not block
-    // the scan, and a device node must not be read at all.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        error = std::strerror(errno);
-        return std::nullopt;
-    }
-    struct stat info {};
-    const bool stated = ::fstat(fd, &info) == 0;
-    if (!stated || !S_ISREG(info.st_mode)) {
-        error = !stated ? std::strerror(errno)
-                        : fmt::format("it is {}, not a regular file", describe_file_type(info.st_mode));
-        ::close(fd);
+    // A FIFO named METADATA must not block the scan, and a device node must
+    // not be read at all: RegularFile::open refuses both unread.
+    OpenError failure;
+    const auto file = RegularFile::open(path, failure);
+    if (!file) {
+        error = failure.failure == OpenFailure::not_regular_file ? "it " + failure.why : failure.why;
         return std::nullopt;
     }
     std::string block;
     while (block.size() < limit) {
         const std::size_t old_size = block.size();
         block.resize(old_size + chunk);
-        const ssize_t got = ::read(fd, block.data() + old_size, chunk);
-        if (got < 0) {
-            if (errno == EINTR) {
-                block.resize(old_size);
-                continue;
-            }
+        const auto got = file->read_some(old_size, block.data() + old_size, chunk);
+        if (!got) {
             error = std::strerror(errno);
-            ::close(fd);
             return std::nullopt;
         }
-        block.resize(old_size + static_cast<std::size_t>(got));
-        if (got == 0) break;
+        block.resize(old_size + *got);
+        if (*got == 0) break;
         // A blank line may straddle two chunks: look again from just before.
         const std::size_t end = header_block_end(block, old_size > 2 ? old_size - 2 : 0);
         if (end != std::string::npos) {
@@ -130,7 +114,6 @@ std::optional<std::string> read_metadata_header_block(const std::string& path, s
             break;
         }
     }
-    ::close(fd);
     return block;
 }
 

@@ -53,7 +53,8 @@ PeerAccessPlan plan_peer_access_settings(const std::vector<LinkReport>& links,
             for (const auto& [name, value] : *group)
                 if (const auto it = environment.find(name);
                     it != environment.end() &&
-                    std::none_of(users.begin(), users.end(), [&](const auto& user) { return user.first == name; }))
+                    std::none_of(users.begin(), users.end(),
+                                 [&](const auto& user) { return user.first == it->first; }))
                     users.emplace_back(it->first, it->second);
         if (users.empty()) {
             plan.write.insert(plan.write.end(), wanted.begin(), wanted.end());

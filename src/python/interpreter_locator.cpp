@@ -1,12 +1,9 @@
 #include "python/interpreter_locator.h"
 
-#include <climits>
-
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "python/file_probe.h"
 #include "python/pyenv_shim.h"
 #include "python/python_version.h"
@@ -55,19 +52,20 @@ public:
 
 private:
     InterpreterLocation found(LocatedInterpreter interpreter) {
+        // "./python3" (or an empty PATH entry): its venv is found from the
+        // absolute path, as CPython finds it from abspath(sys.executable).
+        const std::string cwd = file_probe::current_folder();
+        interpreter.executable = file_probe::absolute(interpreter.executable, cwd);
         // A pyenv shim is a script; the interpreter it runs is what counts.
-        if (auto target = resolve_pyenv_shim(interpreter.executable, search_.environment, current_folder())) {
-            note(fmt::format("{} is a pyenv shim; {} chooses {}", interpreter.executable, target->chosen_by,
-                             target->executable));
-            interpreter.executable = std::move(target->executable);
+        const PyenvChoice choice = resolve_pyenv_shim(interpreter.executable, search_.environment, cwd);
+        for (const auto& text : choice.notes) note(text);
+        if (choice.target) {
+            note(fmt::format("{} is a pyenv shim; {} chooses {}", interpreter.executable, choice.target->chosen_by,
+                             choice.target->executable));
+            interpreter.executable = choice.target->executable;
         }
         location_.interpreter = std::move(interpreter);
         return std::move(location_);
-    }
-
-    static std::string current_folder() {
-        char buffer[PATH_MAX];
-        return ::getcwd(buffer, sizeof buffer) ? std::string(buffer) : std::string();
     }
 
     // An explicit choice that names nothing is a mistake to stop on, not to
@@ -82,7 +80,7 @@ private:
         throw Error(ExitCode::usage,
                     fmt::format("{} {}: no such Python interpreter (give the one the workload runs, for example "
                                 "/opt/venv/bin/python3, or its environment's folder)",
-                                search_.option_name, given));
+                                search_.option_name, printable(given, kLongestEchoedValue)));
     }
 
     std::optional<LocatedInterpreter> from_command() {
@@ -150,6 +148,7 @@ InterpreterFlags interpreter_flags(const std::vector<std::string>& arguments) {
                 if (c + 1 == word.size()) ++i;  // the value is the next word
                 break;
             }
+            if (option == 'S') flags.no_site = true;
             if (option == 's') flags.no_user_site = true;
             if (option == 'E') flags.ignore_environment = true;
             if (option == 'I') flags.no_user_site = flags.ignore_environment = true;

@@ -22,14 +22,18 @@ enum class InterpreterSource {
     site_packages,  // --site-packages: exactly the folders given
 };
 
-// Interpreter options that change which folders it reads.
+// Interpreter options that change which folders it reads (CPython's
+// sys.flags: no_site, no_user_site, ignore_environment).
 struct InterpreterFlags {
+    bool no_site = false;             // -S: the site module never runs, so no site-packages at all
     bool no_user_site = false;        // -s or -I
-    bool ignore_environment = false;  // -E or -I: PYTHONPATH, PYTHONNOUSERSITE, PYTHONUSERBASE unread
+    bool ignore_environment = false;  // -E or -I: PYTHONPATH and PYTHONNOUSERSITE unread (site.py still
+                                      // reads PYTHONUSERBASE from os.environ)
 };
 
 struct LocatedInterpreter {
-    std::string executable;  // as given or found on PATH, symlinks not resolved
+    std::string executable;  // absolute (made so against the current folder, as CPython's abspath does),
+                             // symlinks not resolved
     InterpreterSource source = InterpreterSource::path;
     InterpreterFlags flags;
 };
@@ -51,8 +55,8 @@ struct InterpreterLocation {
 // the interpreter given by the option does not exist.
 InterpreterLocation locate_interpreter(const InterpreterSearch& search);
 
-// The flags among an interpreter's leading options ("-s", "-I", "-sE", ...),
-// up to its first argument that is no option.
+// The flags among an interpreter's leading options ("-S", "-s", "-I", "-sE",
+// ...), up to its first argument that is no option.
 InterpreterFlags interpreter_flags(const std::vector<std::string>& arguments);
 
 // `name` looked up on `search_path` as execvp() does ("" entries mean the

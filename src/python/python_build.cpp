@@ -6,13 +6,13 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "packages/installed_files.h"
 #include "python/file_probe.h"
 
 namespace provision {
 namespace {
 
 constexpr std::size_t kWheelBytes = 64 * 1024;
-constexpr std::size_t kRecordBytes = 16 * 1024 * 1024;
 
 // "310" -> 3.10, "39" -> 3.9, "313t" -> 3.13 (free-threaded builds are 3.13 too).
 std::optional<PythonVersion> version_of_digits(std::string_view digits) {
@@ -81,32 +81,27 @@ std::optional<PythonBuild> python_build_from_wheel(std::string_view wheel) {
 
 std::optional<PythonBuild> python_build_from_record(std::string_view record) {
     constexpr std::string_view kMarker = ".cpython-";
-    std::size_t at = 0;
-    while ((at = record.find(kMarker, at)) != std::string_view::npos) {
-        const auto line_start = record.rfind('\n', at);
-        const std::size_t begin = line_start == std::string_view::npos ? 0 : line_start + 1;
-        const auto comma = record.find(',', at);
-        const auto line_end = record.find('\n', at);
-        const std::size_t end = std::min(comma, line_end);
-        const std::string_view path = record.substr(begin, end == std::string_view::npos ? std::string_view::npos
-                                                                                         : end - begin);
-        at += kMarker.size();
-        if (!path.ends_with(".so")) continue;
-        const auto version = version_of_digits(record.substr(at));
-        if (!version) continue;
-        PythonBuild build;
-        build.versions.push_back(*version);
-        build.evidence = fmt::format("RECORD lists {}", path);
-        return build;
-    }
-    return std::nullopt;
+    std::optional<PythonBuild> found;
+    // One pass over the rows; only a row's path (its first field) is looked at.
+    for_each_record_path(record, [&](std::string_view path) {
+        if (found || !path.ends_with(".so")) return;
+        const std::string_view name = path.substr(path.rfind('/') + 1);
+        const auto marker = name.find(kMarker);
+        if (marker == std::string_view::npos) return;
+        const auto version = version_of_digits(name.substr(marker + kMarker.size()));
+        if (!version) return;
+        found.emplace();
+        found->versions.push_back(*version);
+        found->evidence = fmt::format("RECORD lists {}", path);
+    });
+    return found;
 }
 
 std::optional<PythonBuild> read_python_build(const std::string& dist_info) {
     if (!std::string_view(dist_info).ends_with(".dist-info")) return std::nullopt;
     if (const auto wheel = file_probe::read_head(dist_info + "/WHEEL", kWheelBytes))
         if (auto build = python_build_from_wheel(*wheel)) return build;
-    if (const auto record = file_probe::read_head(dist_info + "/RECORD", kRecordBytes))
+    if (const auto record = file_probe::read_head(dist_info + "/RECORD", kMaxRecordBytes))
         return python_build_from_record(*record);
     return std::nullopt;
 }

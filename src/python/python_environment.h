@@ -24,18 +24,22 @@ struct PythonEnvironment {
     std::vector<std::string> notes;
 };
 
-// The environment of `interpreter`:
-// - a venv when a pyvenv.cfg sits beside the executable or one folder up,
-//   decided from the path as given (bin/python3 is usually a link to the
-//   base interpreter); include-system-site-packages = true adds the base
-//   interpreter's folders (pyvenv.cfg's home);
-// - conda when its prefix has a conda-meta/ folder;
-// - else a system layout under the resolved executable's prefix (Debian's
-//   dist-packages folders included).
-// In front of these come PYTHONPATH's entries and the user site
-// (PYTHONUSERBASE or HOME/.local) where the interpreter would read them.
-// The version comes from pyvenv.cfg or the file name (following links);
-// where neither tells, every lib/python3.* folder is read and a note says so.
+// The environment of `interpreter`, in the order CPython's site module
+// builds sys.path (checked against a real CPython by
+// tests/e2e/python_sys_path_test.cpp):
+// 1. PYTHONPATH's entries (unless -E or -I), made absolute;
+// 2. a venv's own folders, when a pyvenv.cfg (a regular file) sits beside
+//    the executable or one folder up, decided from the path as given
+//    (bin/python3 is usually a link to the base interpreter);
+// 3. the user site (PYTHONUSERBASE or HOME/.local), unless -s, -I,
+//    PYTHONNOUSERSITE or a venv without the system's packages;
+// 4. the installation's folders: a venv's base (pyvenv.cfg's home) when
+//    include-system-site-packages is true or missing, a conda prefix (with
+//    conda-meta/), or the resolved executable's prefix; Debian's layout
+//    where the prefix has it (python/site_layout.h).
+// With -S only the first.  The version comes from pyvenv.cfg or the file
+// name (following links); where neither tells, every lib/python3.N folder is
+// read and a note says so.
 PythonEnvironment read_python_environment(const LocatedInterpreter& interpreter,
                                           const std::map<std::string, std::string>& environment);
 

@@ -9,7 +9,8 @@ PyvenvConfig parse_pyvenv_config(std::string_view text) {
     std::optional<PythonVersion> version, version_info;
     std::size_t at = 0;
     while (at < text.size()) {
-        const auto end = text.find('\n', at);
+        // site.py reads it in text mode: "\r", "\n" and "\r\n" all end a line.
+        const auto end = text.find_first_of("\r\n", at);
         const std::string_view line =
             text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
         at = end == std::string_view::npos ? text.size() : end + 1;

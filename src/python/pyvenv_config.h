@@ -11,7 +11,9 @@ namespace provision {
 
 struct PyvenvConfig {
     std::string home;                        // the base interpreter's folder
-    bool include_system_site_packages = false;
+    // site.py's default when the key is missing: "true" (only the value
+    // "true", in any case, keeps it).
+    bool include_system_site_packages = true;
     std::optional<PythonVersion> version;    // version_info (uv, virtualenv) or version (venv)
 };
 

@@ -32,12 +32,17 @@ std::optional<std::string> long_path_exec(std::string_view line) {
     constexpr std::string_view kExec = "'''exec' ";
     if (!line.starts_with(kExec)) return std::nullopt;
     line.remove_prefix(kExec.size());
+    std::string_view program;
     if (line.starts_with('"')) {
         const auto close = line.find('"', 1);
         if (close == std::string_view::npos) return std::nullopt;
-        return std::string(line.substr(1, close - 1));
+        program = line.substr(1, close - 1);
+    } else {
+        program = line.substr(0, line.find(' '));
     }
-    return std::string(line.substr(0, line.find(' ')));
+    // The exec line with nothing after it names no program.
+    if (program.empty()) return std::nullopt;
+    return std::string(program);
 }
 
 }  // namespace

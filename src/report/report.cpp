@@ -390,10 +390,12 @@ std::string render_summary(const Report& report, bool explain) {
         out += explain_pod(inventory, report.pod);
         out += "  Python folders read:\n";
         if (report.python.site_packages.empty()) out += "    (none)\n";
-        for (const auto& folder : report.python.site_packages) out += fmt::format("    {}\n", folder);
+        for (const auto& folder : report.python.site_packages)
+            out += fmt::format("    {}\n", printable(folder, kLongest));
         for (const auto& package : report.native) {
-            out += fmt::format("  Compiled code of {} {}:\n", package.package, package.version);
-            for (const auto& detail : package.details) out += fmt::format("    {}\n", detail);
+            out += fmt::format("  Compiled code of {}:\n",
+                               printable(fmt::format("{} {}", package.package, package.version), kLongest));
+            for (const auto& detail : package.details) out += fmt::format("    {}\n", printable(detail, kLongest));
         }
         std::string phases;
         for (const auto& [phase, ms] : report.timings.phases())

@@ -2,24 +2,108 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include <catch2/catch.hpp>
 
 namespace e2e {
 
+namespace {
+
+// rchar of a process that has exited but is not reaped yet.
+std::uint64_t bytes_read_by(pid_t pid) {
+    std::ifstream io("/proc/" + std::to_string(pid) + "/io");
+    std::string key;
+    std::uint64_t value = 0;
+    while (io >> key >> value)
+        if (key == "rchar:") return value;
+    return 0;
+}
+
+// With PROVISION_E2E_RUN_LOG naming a file (bench/readers-before-after sets
+// it), one line per measured run: peak RSS in KiB, bytes read, wall seconds,
+// exit status, whether the hang guard killed it, and the program.
+void log_run(const std::string& program, const Result& result, std::chrono::steady_clock::duration wall) {
+    const char* log = std::getenv("PROVISION_E2E_RUN_LOG");
+    if (log == nullptr || *log == '\0') return;
+    const std::string line =
+        std::to_string(result.peak_rss_kib) + "\t" + std::to_string(result.bytes_read) + "\t" +
+        std::to_string(std::chrono::duration<double>(wall).count()) + "\t" + std::to_string(result.exit_code) + "\t" +
+        (result.killed_by_guard ? "killed" : "ended") + "\t" + program + "\n";
+    const int fd = ::open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    [[maybe_unused]] const auto written = ::write(fd, line.data(), line.size());
+    ::close(fd);
+}
+
+// `program` looked up on this process's PATH (the run's own PATH may hold
+// nothing): the measured run's helper executes it by path.
+std::string on_own_path(const std::string& program) {
+    if (program.find('/') != std::string::npos) return program;
+    const char* path = std::getenv("PATH");
+    std::string_view rest = path ? path : "/usr/bin:/bin";
+    while (!rest.empty()) {
+        const auto colon = rest.find(':');
+        const std::string candidate = std::string(rest.substr(0, colon)) + "/" + program;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+    return program;
+}
+
+// The exit status as the harness reports it: the code, or 128 + a signal.
+int status_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+}  // namespace
+
+int measured_run_main(int argc, char** argv) {
+    if (argc < 3) return 127;
+    const pid_t child = ::fork();
+    if (child < 0) return 127;
+    if (child == 0) {
+        ::close(kMeasureFd);
+        ::execv(argv[2], argv + 2);
+        _exit(127);
+    }
+    siginfo_t exited{};
+    while (::waitid(P_PID, static_cast<id_t>(child), &exited, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+    }
+    const std::uint64_t bytes = bytes_read_by(child);
+    int status = 0;
+    rusage usage{};
+    while (::wait4(child, &status, 0, &usage) < 0 && errno == EINTR) {
+    }
+    const std::string figures = std::to_string(usage.ru_maxrss) + " " + std::to_string(bytes) + "\n";
+    [[maybe_unused]] const auto written = ::write(kMeasureFd, figures.data(), figures.size());
+    return status_code(status);
+}
+
 Result run(const std::string& program, const std::vector<std::string>& args,
            const std::map<std::string, std::string>& env, const std::string& cwd) {
-    int out_pipe[2], err_pipe[2];
+    RunOptions options;
+    options.cwd = cwd;
+    return run(program, args, env, options);
+}
+
+Result run(const std::string& program, const std::vector<std::string>& args,
+           const std::map<std::string, std::string>& env, const RunOptions& options) {
+    int out_pipe[2], err_pipe[2], measure_pipe[2] = {-1, -1};
     if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
+    if (options.measure && pipe2(measure_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
 
     std::map<std::string, std::string> environment = env;
     if (!environment.count("PATH")) {
@@ -37,7 +121,12 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
 
-    std::vector<std::string> argv_strings{program};
+    // Measured, the program runs as the child of this binary's small helper
+    // (measured_run_main): a child spawned from this large process would
+    // start its peak RSS from ours.
+    std::vector<std::string> argv_strings;
+    if (options.measure) argv_strings = {"e2e_tests", kMeasuredRun, on_own_path(program)};
+    else argv_strings = {program};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& s : argv_strings) argv.push_back(s.data());
@@ -50,25 +139,53 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
     posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
-    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+    if (options.measure) posix_spawn_file_actions_adddup2(&actions, measure_pipe[1], kMeasureFd);
+    if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
+    // Its own process group, so that the hang guard kills the helper and
+    // the program together.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    if (options.measure) {
+        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&attributes, 0);
+    }
     pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
+    const int rc = options.measure
+                       ? posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv.data(), envp.data())
+                       : posix_spawnp(&pid, program.c_str(), &actions, &attributes, argv.data(), envp.data());
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     close(out_pipe[1]);
     close(err_pipe[1]);
+    if (options.measure) close(measure_pipe[1]);
     if (rc != 0) {
         close(out_pipe[0]);
         close(err_pipe[0]);
+        if (options.measure) close(measure_pipe[0]);
         throw std::runtime_error("cannot start " + program);
     }
 
     Result result;
     result.pid = pid;
+    const auto started = std::chrono::steady_clock::now();
     pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
     int open_fds = 2;
     char buffer[65536];
+    const auto deadline = started + std::chrono::duration<double>(options.kill_after_s);
     while (open_fds > 0) {
-        if (poll(fds, 2, -1) < 0) continue;
+        int wait_ms = -1;
+        if (options.kill_after_s > 0 && !result.killed_by_guard) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                // Its descendants may hold the pipes: the pipes close when they end.
+                ::kill(options.measure ? -pid : pid, SIGKILL);
+                result.killed_by_guard = true;
+            } else {
+                wait_ms = static_cast<int>(std::min<long long>(left.count(), 1000));
+            }
+        }
+        if (poll(fds, 2, wait_ms) <= 0) continue;
         for (int i = 0; i < 2; ++i) {
             if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             const ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
@@ -82,8 +199,17 @@ Result run(const std::string& program, const std::vector<std::string>& args,
         }
     }
     int status = 0;
-    waitpid(pid, &status, 0);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    result.exit_code = status_code(status);
+    if (options.measure) {
+        std::string figures;
+        for (ssize_t n; (n = read(measure_pipe[0], buffer, sizeof buffer)) > 0;)
+            figures.append(buffer, static_cast<std::size_t>(n));
+        close(measure_pipe[0]);
+        std::istringstream(figures) >> result.peak_rss_kib >> result.bytes_read;
+        log_run(program, result, std::chrono::steady_clock::now() - started);
+    }
     return result;
 }
 

@@ -2,6 +2,7 @@
 // captures what it prints.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +17,24 @@ struct Result {
     int pid = 0;              // the process's PID
     std::string out;          // stdout
     std::string err;          // stderr
+    // With RunOptions::measure, the work the program did, counted by the
+    // kernel: the bytes it read with read() and pread() (/proc/PID/io
+    // rchar) and its peak resident memory (wait4's ru_maxrss).
+    std::uint64_t bytes_read = 0;
+    long peak_rss_kib = 0;
+    bool killed_by_guard = false;  // still running after RunOptions::kill_after_s, so killed
+};
+
+struct RunOptions {
+    std::string cwd;          // "" for this process's
+    // > 0: a run still going after that many seconds is killed (SIGKILL): a
+    // hang guard, so that a defect that makes a run take minutes fails its
+    // test instead of stalling the suite.  No time is asserted.
+    double kill_after_s = 0;
+    // Count bytes read and peak RSS (Result): the program then runs as the
+    // child of a small helper, the test binary itself (kMeasuredRun), in its
+    // own process group, and Result::pid is the helper's.
+    bool measure = false;
 };
 
 // Runs `program args...` with exactly `env` as its environment (plus PATH
@@ -24,6 +43,15 @@ struct Result {
 // `cwd` if not empty.
 Result run(const std::string& program, const std::vector<std::string>& args,
            const std::map<std::string, std::string>& env = {}, const std::string& cwd = "");
+Result run(const std::string& program, const std::vector<std::string>& args,
+           const std::map<std::string, std::string>& env, const RunOptions& options);
+
+// The measured run's helper: `e2e_tests __measured-run PROGRAM ARGS...`
+// runs PROGRAM, writes "PEAK_RSS_KIB BYTES_READ" to kMeasureFd and exits
+// with its status (128 + N for signal N).  main() hands it these arguments.
+constexpr const char* kMeasuredRun = "__measured-run";
+constexpr int kMeasureFd = 3;
+int measured_run_main(int argc, char** argv);
 
 // The built provision binary.
 Result provision(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});

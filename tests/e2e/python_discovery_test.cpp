@@ -187,10 +187,17 @@ TEST_CASE("a venv with the system's site-packages reads the base interpreter's f
     CHECK(result.report["selected"]["mechanism"] == "flash2");  // flash_attn from the venv, torch from the base
 
     SECTION("without it, only the venv's") {
-        e2e::write_file(dir.file("venv/pyvenv.cfg"), "home = " + base + "/bin\nversion = 3.12.3\n");
+        e2e::write_file(dir.file("venv/pyvenv.cfg"),
+                        "home = " + base + "/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n");
         const Run alone = run(dir, {{"PATH", dir.file("venv/bin")}});
         CHECK(alone.report["python"]["site_packages"] == nlohmann::json::array({site_of(dir.file("venv"))}));
         CHECK(candidate(alone.report, "flash2")["accepted"] == false);
+    }
+    SECTION("a pyvenv.cfg without the key includes them, as site.py's default") {
+        e2e::write_file(dir.file("venv/pyvenv.cfg"), "home = " + base + "/bin\nversion = 3.12.3\n");
+        const Run implied = run(dir, {{"PATH", dir.file("venv/bin")}});
+        CHECK(implied.report["python"]["site_packages"] ==
+              nlohmann::json::array({site_of(dir.file("venv")), base + "/lib/python3.12/site-packages"}));
     }
 }
 

@@ -81,6 +81,17 @@ inline void one_input(std::string_view input) {
         FUZZ_CHECK(first.ok() == again.ok());
         if (first.ok()) FUZZ_CHECK(*first == *again);
     }
+    // All lookups of a file together stay within the step budget, and a
+    // broken table answers later lookups without another step.
+    FUZZ_CHECK(file->lookup_steps() <= native::ElfFile::kMaxLookupSteps + 1);
+    if (auto broken = file->exports_symbol("_ZN2at6TensorC1Ev"); !broken && broken.error().kind ==
+                                                                              native::ReadErrorKind::malformed) {
+        const auto steps = file->lookup_steps();
+        FUZZ_CHECK(!file->exports_symbol("_ZN5torch3fooEv").ok());
+        FUZZ_CHECK(file->lookup_steps() == steps);
+    }
+    for (const auto& section : file->sections())
+        FUZZ_CHECK(section.name.size() <= native::ElfFile::kMaxSectionNameBytes);
 }
 
 }  // namespace fuzz::fatbin

@@ -1,8 +1,11 @@
-// Fuzz target: the readers of files a package installs beside its code:
-// RECORD's rows, xFormers' cpp_lib.json, and the names the extension checks
-// classify (torch's namespaces in mangled symbols, CUDA compat folders).
-// Checks that a RECORD path never spans a row, that every row gives one
-// path, and that the classifiers agree with what they promise.
+// Fuzz target: the readers of files a package or an environment holds
+// beside its code: RECORD's rows (and the Python they were built for),
+// WHEEL tags, pyvenv.cfg, pyenv's version files, "#!" lines, xFormers'
+// cpp_lib.json, and the names the extension checks classify (torch's
+// namespaces in mangled symbols, CUDA compat folders).  Checks that a
+// RECORD path never spans a row, that every row gives one path, that a
+// version file gives words without blanks or comments, and that the
+// classifiers agree with what they promise.
 #pragma once
 
 #include <string>
@@ -13,6 +16,10 @@
 #include "native/torch_build.h"
 #include "native/torch_symbols.h"
 #include "packages/installed_files.h"
+#include "python/pyenv_shim.h"
+#include "python/python_build.h"
+#include "python/pyvenv_config.h"
+#include "python/shebang.h"
 
 namespace fuzz::package_files {
 
@@ -28,7 +35,27 @@ inline void one_input(std::string_view text) {
         start = end + 1;
     }
     FUZZ_CHECK(paths.size() == rows);
-    for (const auto& path : paths) FUZZ_CHECK(path.find('\n') == std::string::npos);
+    std::size_t path_bytes = 0;
+    for (const auto& path : paths) {
+        FUZZ_CHECK(path.find('\n') == std::string::npos);
+        path_bytes += path.size();
+    }
+    FUZZ_CHECK(path_bytes <= text.size());  // each byte handed out at most once
+
+    if (const auto build = provision::python_build_from_record(text)) {
+        FUZZ_CHECK(build->versions.size() == 1);
+        FUZZ_CHECK(build->evidence.starts_with("RECORD lists "));
+        FUZZ_CHECK(build->evidence.ends_with(".so"));
+    }
+    if (const auto build = provision::python_build_from_wheel(text))
+        FUZZ_CHECK(!build->versions.empty() || build->stable_abi.has_value());
+    (void)provision::parse_pyvenv_config(text);
+    for (const auto& version : provision::read_pyenv_version_file(text)) {
+        FUZZ_CHECK(!version.empty());
+        FUZZ_CHECK(!version.starts_with('#'));
+        FUZZ_CHECK(version.find_first_of(" \t\r\n") == std::string::npos);
+    }
+    if (const auto shebang = provision::parse_shebang(text)) FUZZ_CHECK(!shebang->program.empty());
 
     // Valid or not, the JSON reader answers without throwing.
     (void)provision::native::parse_xformers_cpp_lib(text);

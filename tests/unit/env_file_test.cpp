@@ -154,7 +154,9 @@ TEST_CASE("symlinks planted at the temporary names are never followed") {
                                         dir.file("..env_settings.tmp")};
     for (int i = 0; i < 300; ++i) {
         std::string name = dir.file("..env_settings.XXXXXX");
-        REQUIRE(mkstemp(name.data()) >= 0);
+        const int fd = mkstemp(name.data());
+        REQUIRE(fd >= 0);
+        ::close(fd);
         std::filesystem::remove(name);
         planted.push_back(name);
     }

@@ -92,14 +92,48 @@ TEST_CASE("an extension's undefined symbols are listed", "[native][elf]") {
     CHECK(absent == std::vector<std::string>{"c10::cuda::ExchangeDevice(int)"});
 }
 
-TEST_CASE("a file with only a SysV hash table cannot answer exports", "[native][elf]") {
+TEST_CASE("a file with only a SysV hash table answers exports through it", "[native][elf]") {
     auto file = ElfFile::open(data_path("sysv/libc10_sysv_hash.so"));
     REQUIRE(file.ok());
-    auto answer = file->exports_symbol(set_device);
+    CHECK_FALSE(file->dynamic_tables()->gnu_hash_offset.has_value());
+    CHECK(file->dynamic_tables()->sysv_hash_offset.has_value());
+    CHECK(*file->exports_symbol(set_device));
+    CHECK(*file->exports_symbol("c10_plain_c_function"));
+    CHECK(*file->exports_symbol("_ZN3c109weak_hookEv"));
+    CHECK_FALSE(*file->exports_symbol(exchange_device));
+    CHECK_FALSE(*file->exports_symbol("_ZN3c1013hidden_helperEv"));
+    CHECK_FALSE(*file->exports_symbol(""));
+    CHECK(file->undefined_dynamic_symbols().ok());  // the symbol table itself is read
+
+    // Neither table: the file cannot answer.
+    std::string bytes = test_support::read_file(data_path("sysv/libc10_sysv_hash.so"));
+    const auto* hash = file->section(".hash");
+    REQUIRE(hash != nullptr);
+    Elf64_Ehdr header;
+    std::memcpy(&header, bytes.data(), sizeof header);
+    for (std::size_t i = 0; i < file->sections().size(); ++i)
+        if (file->sections()[i].type == SHT_HASH)
+            poke<std::uint32_t>(bytes, header.e_shoff + i * header.e_shentsize + offsetof(Elf64_Shdr, sh_type),
+                                SHT_PROGBITS);
+    // The dynamic segment's DT_HASH too.
+    auto without = ElfFile::parse(in_memory(bytes));
+    REQUIRE(without.ok());
+    if (without->dynamic_tables()->sysv_hash_offset) {
+        const auto* dynamic = without->section(".dynamic");
+        REQUIRE(dynamic != nullptr);
+        for (std::uint64_t at = dynamic->offset; at + sizeof(Elf64_Dyn) <= dynamic->offset + dynamic->size;
+             at += sizeof(Elf64_Dyn)) {
+            Elf64_Dyn entry;
+            std::memcpy(&entry, bytes.data() + at, sizeof entry);
+            if (entry.d_tag == DT_HASH) poke<std::int64_t>(bytes, at, DT_DEBUG);
+        }
+        without = ElfFile::parse(in_memory(bytes));
+        REQUIRE(without.ok());
+    }
+    auto answer = without->exports_symbol(set_device);
     REQUIRE_FALSE(answer.ok());
     CHECK(answer.error().kind == ReadErrorKind::unsupported);
-    CHECK_THAT(answer.error().message, Catch::Contains("no GNU hash table"));
-    CHECK(file->undefined_dynamic_symbols().ok());  // the symbol table itself is read
+    CHECK_THAT(answer.error().message, Catch::Contains("no GNU or SysV hash table"));
 }
 
 TEST_CASE("without section headers the dynamic segment leads to the tables", "[native][elf]") {

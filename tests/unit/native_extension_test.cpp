@@ -1,6 +1,7 @@
 // The readers behind the extension checks: RECORD's module list, torch's
 // namespaces in mangled names, torch/lib's exports, and an extension's
 // modules read together.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "native/cuda_compat.h"
 #include "native/extension_files.h"
@@ -71,18 +73,55 @@ TEST_CASE("torch's namespaces in mangled names", "[native][extension]") {
     CHECK_FALSE(native::in_torch_namespace("_Z3fooi"));             // not nested
 }
 
-TEST_CASE("torch/lib's exports answer through the GNU hash tables", "[native][extension]") {
+TEST_CASE("torch/lib's exports answer through the GNU hash tables, else the SysV ones", "[native][extension]") {
     native::TorchExports exports(data_path("torch/lib"));
     CHECK(exports.exports("_ZN3c104cuda9SetDeviceEi") == std::optional<bool>(true));
     CHECK(exports.exports("_ZN3c104cuda14ExchangeDeviceEi") == std::optional<bool>(false));
     CHECK(exports.exports("_ZN3c1013hidden_helperEv") == std::optional<bool>(false));  // hidden: not exported
 
-    native::TorchExports sysv_only(data_path("sysv"));  // no GNU hash table: cannot answer
-    CHECK_FALSE(sysv_only.exports("_ZN3c104cuda9SetDeviceEi").has_value());
+    native::TorchExports sysv_only(data_path("sysv"));  // only a SysV hash table: it answers too
+    CHECK(sysv_only.exports("_ZN3c104cuda9SetDeviceEi") == std::optional<bool>(true));
+    CHECK(sysv_only.exports("_ZN3c104cuda14ExchangeDeviceEi") == std::optional<bool>(false));
+    CHECK(sysv_only.notes().empty());
 
     native::TorchExports missing(data_path("no-such-folder"));
     CHECK_FALSE(missing.exports("_ZN3c104cuda9SetDeviceEi").has_value());
     CHECK(missing.notes().size() == 1);
+}
+
+TEST_CASE("a library that cannot answer makes the others' 'no' unknown, and is named", "[native][extension]") {
+    test_support::TempDir dir;
+    fs::copy_file(data_path("torch/lib/libc10.so"), dir.file("libc10.so"));
+    write(dir.file("libtorch_cpu.so"), "not an ELF file at all");
+    native::TorchExports exports(dir.path());
+    const auto answers = exports.look_up({"_ZN3c104cuda9SetDeviceEi", "_ZN3c104cuda14ExchangeDeviceEi"});
+    CHECK(answers == std::vector<native::ExportAnswer>{native::ExportAnswer::exported, native::ExportAnswer::unknown});
+    REQUIRE(exports.notes().size() == 1);
+    CHECK_THAT(exports.notes()[0], Catch::Contains("libtorch_cpu.so") && Catch::Contains("not an ELF file"));
+    // Asked again, the library is not read again and the answers stay.
+    CHECK(exports.look_up({"_ZN3c104cuda14ExchangeDeviceEi"}) ==
+          std::vector<native::ExportAnswer>{native::ExportAnswer::unknown});
+    CHECK(exports.notes().size() == 1);
+}
+
+TEST_CASE("torch/lib is read one library at a time: more libraries than RLIMIT_NOFILE allows open", "[native][extension]") {
+    test_support::TempDir dir;
+    constexpr int kLibraries = 300;
+    for (int i = 0; i < kLibraries; ++i)
+        fs::copy_file(data_path("extensions/extension_ok.so"), dir.file(fmt::format("libpart{:03}.so", i)));
+    fs::copy_file(data_path("torch/lib/libc10.so"), dir.file("libzz_c10.so"));  // the last one holds the symbol
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    rlimit low = saved;
+    // A few more than are open now: far fewer than the libraries.
+    const auto open_now = static_cast<rlim_t>(std::distance(fs::directory_iterator("/proc/self/fd"), {}));
+    low.rlim_cur = open_now + 16;
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+    native::TorchExports exports(dir.path());
+    const auto answers = exports.look_up({"_ZN3c104cuda9SetDeviceEi", "_ZN3c104cuda14ExchangeDeviceEi"});
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    CHECK(answers == std::vector<native::ExportAnswer>{native::ExportAnswer::exported, native::ExportAnswer::missing});
+    CHECK(exports.notes().empty());
 }
 
 TEST_CASE("an extension's torch symbols: undefined, not weak, each once", "[native][extension]") {
@@ -143,8 +182,10 @@ TEST_CASE("compat libraries from LD_LIBRARY_PATH and ld.so.conf.d", "[native][co
     const std::string conf = (root / "ld.so.conf.d").string();
     write(conf + "/cuda-compat.conf", "# forward compatibility\n" + by_conf + "  # for the workload\ninclude x\n");
     write(conf + "/other.txt", by_path + "\n");  // not a .conf file
-    const auto found = native::find_cuda_compat_libraries(
+    const auto scan = native::find_cuda_compat_libraries(
         "/usr/lib:" + by_path + "::" + (root / "cuda-13.0/empty/compat").string(), conf);
+    const auto& found = scan.found;
+    CHECK(scan.notes.empty());
     REQUIRE(found.size() == 2);
     CHECK(found[0].folder == by_path);
     CHECK(found[0].named_by == "LD_LIBRARY_PATH");
@@ -152,6 +193,12 @@ TEST_CASE("compat libraries from LD_LIBRARY_PATH and ld.so.conf.d", "[native][co
     CHECK(found[1].folder == by_conf);
     CHECK(found[1].named_by == conf + "/cuda-compat.conf");
     CHECK(found[1].libcuda_version == "580.65.06");
-    CHECK(native::find_cuda_compat_libraries("", (root / "missing").string()).empty());
+    CHECK(native::find_cuda_compat_libraries("", (root / "missing").string()).found.empty());
+
+    // A configuration file past 1 MiB is not read, and a note says so.
+    write(conf + "/huge.conf", "# " + std::string(1024 * 1024, 'x') + "\n" + by_path + "\n");
+    const auto with_huge = native::find_cuda_compat_libraries("", conf);
+    REQUIRE(with_huge.notes.size() == 1);
+    CHECK_THAT(with_huge.notes[0], Catch::Contains(conf + "/huge.conf") && Catch::Contains("larger than the limit"));
     fs::remove_all(root);
 }

@@ -183,7 +183,7 @@ TEST_CASE("a venv is decided from the path as given, before links are resolved",
     CHECK(environment.notes.empty());
 }
 
-TEST_CASE("a venv with the system's packages: user site, the venv, then the base", "[python]") {
+TEST_CASE("a venv with the system's packages: the venv, the user site, then the base", "[python]") {
     test_support::TempDir dir;
     const std::string python =
         venv(dir, dir.file("venv"), "home = " + dir.file("base/bin") + "\ninclude-system-site-packages = true\n");
@@ -195,8 +195,10 @@ TEST_CASE("a venv with the system's packages: user site, the venv, then the base
         {{"HOME", dir.file("home")}, {"PYTHONPATH", extra + "::" + dir.file("missing")}});
     // No version in pyvenv.cfg: the link's target names it.
     CHECK(environment.version->str() == "3.12");
+    // site.py adds the venv's folders before the user site ("ensures venv
+    // takes precedence over user-site"), the base's after it.
     CHECK(environment.site_packages ==
-          std::vector<std::string>{extra, user_site, dir.file("venv/lib/python3.12/site-packages"), base_site});
+          std::vector<std::string>{extra, dir.file("venv/lib/python3.12/site-packages"), user_site, base_site});
 
     SECTION("PYTHONNOUSERSITE and -E") {
         const auto no_user = read_python_environment(
@@ -208,7 +210,9 @@ TEST_CASE("a venv with the system's packages: user site, the venv, then the base
         const auto ignored = read_python_environment(
             {python, InterpreterSource::path, ignore_environment},
             {{"HOME", dir.file("home")}, {"PYTHONNOUSERSITE", "1"}, {"PYTHONPATH", extra}});
-        CHECK(ignored.site_packages.front() == user_site);  // PYTHONPATH and PYTHONNOUSERSITE unread
+        // PYTHONPATH and PYTHONNOUSERSITE unread.
+        CHECK(ignored.site_packages ==
+              std::vector<std::string>{dir.file("venv/lib/python3.12/site-packages"), user_site, base_site});
     }
 }
 
@@ -226,7 +230,7 @@ TEST_CASE("conda by conda-meta, system layouts, and an unknown version", "[pytho
         CHECK(environment.version->str() == "3.11");
         CHECK(environment.site_packages == std::vector<std::string>{site});
     }
-    SECTION("a system prefix: site-packages, dist-packages and python3/dist-packages") {
+    SECTION("a Debian prefix: python3/dist-packages, then python3.Y/dist-packages (Debian's site.py)") {
         const std::string python = executable(dir.file("usr/bin/python3.12"));
         fs::create_symlink("python3.12", dir.file("usr/bin/python3"));
         const std::string dist = folder(dir.file("usr/lib/python3.12/dist-packages"));
@@ -236,7 +240,7 @@ TEST_CASE("conda by conda-meta, system layouts, and an unknown version", "[pytho
                                                          {{"HOME", dir.file("nohome")}});
         CHECK(environment.kind == EnvironmentKind::system);
         CHECK(environment.version->str() == "3.12");
-        CHECK(environment.site_packages == std::vector<std::string>{dist, shared});
+        CHECK(environment.site_packages == std::vector<std::string>{shared, dist});
     }
     SECTION("neither pyvenv.cfg nor a file name tells the version: every python3.* folder, and a note") {
         const std::string python = executable(dir.file("opt/py/bin/python3"));
@@ -312,20 +316,37 @@ TEST_CASE("a pyenv shim stands for the version pyenv would choose", "[python]") 
     test_support::write_file(dir.file("app/.python-version"), "3.12.1\n");
     folder(dir.file("app/sub"));
 
-    const auto global = resolve_pyenv_shim(root + "/shims/python3", {}, dir.file("elsewhere"));
+    const auto global = resolve_pyenv_shim(root + "/shims/python3", {}, dir.file("elsewhere")).target;
     REQUIRE(global);
     CHECK(global->executable == v311);
     CHECK(global->chosen_by == root + "/version");
-    const auto local = resolve_pyenv_shim(root + "/shims/python3", {}, dir.file("app/sub"));
+    const auto local = resolve_pyenv_shim(root + "/shims/python3", {}, dir.file("app/sub")).target;
     REQUIRE(local);
     CHECK(local->executable == v312);
     CHECK(local->chosen_by == dir.file("app/.python-version"));
     const auto by_variable =
-        resolve_pyenv_shim(root + "/shims/python3", {{"PYENV_VERSION", "3.11.7:3.12.1"}}, dir.file("app"));
+        resolve_pyenv_shim(root + "/shims/python3", {{"PYENV_VERSION", "3.11.7:3.12.1"}}, dir.file("app")).target;
     CHECK(by_variable->executable == v311);
-    CHECK_FALSE(resolve_pyenv_shim(root + "/shims/python3", {{"PYENV_VERSION", "system"}}, dir.file("app")));
-    CHECK_FALSE(resolve_pyenv_shim(root + "/shims/python3", {{"PYENV_VERSION", "3.9.0"}}, dir.file("app")));
-    CHECK_FALSE(resolve_pyenv_shim(v311, {}, dir.file("app")));
+    CHECK_FALSE(resolve_pyenv_shim(root + "/shims/python3", {{"PYENV_VERSION", "system"}}, dir.file("app")).target);
+    const auto not_installed = resolve_pyenv_shim(root + "/shims/python3", {{"PYENV_VERSION", "3.9.0"}}, dir.file("app"));
+    CHECK_FALSE(not_installed.target);
+    CHECK_THAT(not_installed.notes.at(0), Catch::Contains("3.9.0"));
+    CHECK_FALSE(resolve_pyenv_shim(v311, {}, dir.file("app")).target);
+
+    SECTION("a version file as pyenv reads it: comments and blank lines skipped, paths refused") {
+        CHECK(read_pyenv_version_file("# pinned for the app\n\n  3.12.1  trailing words\n3.11.7\n") ==
+              std::vector<std::string>{"3.12.1", "3.11.7"});
+        test_support::write_file(dir.file("app/.python-version"), "# a comment first\n3.12.1\n");
+        CHECK(resolve_pyenv_shim(root + "/shims/python3", {}, dir.file("app")).target->executable == v312);
+        executable(dir.file("evil/bin/python3"));
+        test_support::write_file(dir.file("app/.python-version"), "../../evil\n");
+        const auto refused = resolve_pyenv_shim(root + "/shims/python3", {}, dir.file("app"));
+        CHECK_FALSE(refused.target);
+        CHECK_THAT(refused.notes.at(0), Catch::Contains("'../../evil', which pyenv refuses"));
+        // The nearest version file decides, even when it names nothing: "system".
+        test_support::write_file(dir.file("app/.python-version"), "# nothing\n");
+        CHECK_FALSE(resolve_pyenv_shim(root + "/shims/python3", {}, dir.file("app/sub")).target);
+    }
 
     const auto found = locate_interpreter(search_with({{"PATH", root + "/shims"}, {"PYENV_VERSION", "3.12.1"}}));
     CHECK(found.interpreter->executable == v312);

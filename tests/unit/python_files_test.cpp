@@ -60,6 +60,9 @@ TEST_CASE("#! lines name the interpreter directly, through env, or through pip's
         CHECK_FALSE(parse_shebang("import sys\n"));
         CHECK_FALSE(parse_shebang("#!\n"));
         CHECK(parse_shebang("#!/bin/bash\n")->program == "/bin/bash");
+        // pip's exec line naming nothing: the "#!" line's own program (a fuzz find).
+        CHECK(parse_shebang("#!/bin/sh\n'''exec' \n")->program == "/bin/sh");
+        CHECK(parse_shebang("#!/bin/sh\n'''exec' \"\" \"$0\"\n")->program == "/bin/sh");
     }
 }
 
@@ -73,6 +76,10 @@ TEST_CASE("interpreter options that change which folders it reads", "[python]") 
     CHECK_FALSE(interpreter_flags({"-m", "site", "-s"}).no_user_site);
     CHECK_FALSE(interpreter_flags({"-c", "-s"}).no_user_site);
     CHECK_FALSE(interpreter_flags({"-X", "-s"}).no_user_site);  // "-s" is -X's value
+    CHECK(interpreter_flags({"-S", "app.py"}).no_site);
+    CHECK(interpreter_flags({"-IS", "app.py"}).no_site);
+    CHECK_FALSE(interpreter_flags({"-s", "app.py"}).no_site);
+    CHECK_FALSE(interpreter_flags({"app.py", "-S"}).no_site);
 }
 
 TEST_CASE("pyvenv.cfg: home, system site-packages and the version", "[python]") {
@@ -91,6 +98,11 @@ TEST_CASE("pyvenv.cfg: home, system site-packages and the version", "[python]") 
     CHECK(uv.include_system_site_packages);
 
     CHECK_FALSE(parse_pyvenv_config("garbage\n=\n").version);
+    // site.py's default when the key is missing is "true"; any other value is false.
+    CHECK(parse_pyvenv_config("home = /usr/bin\n").include_system_site_packages);
+    CHECK_FALSE(parse_pyvenv_config("include-system-site-packages = yes\n").include_system_site_packages);
+    // A lone CR ends a line too (site.py reads the file in text mode).
+    CHECK(parse_pyvenv_config("home = /a\rversion = 3.11.2\r").version->str() == "3.11");
 }
 
 TEST_CASE("the Python a distribution was built for", "[python]") {
