@@ -78,6 +78,12 @@ std::string_view to_string(FormatState state) {
     return "failed";
 }
 
+const std::vector<FormatState>& all_format_states() {
+    static const std::vector<FormatState> states = {FormatState::passed, FormatState::skipped, FormatState::unverified,
+                                                     FormatState::unsupported, FormatState::failed};
+    return states;
+}
+
 std::string describe_gpu_briefly(const Gpu& gpu) {
     return fmt::format("GPU {} ({}, {}, compute capability {})", gpu.index, gpu.name, gpu.architecture,
                        gpu.compute_capability.str());

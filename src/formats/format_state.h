@@ -29,6 +29,8 @@ enum class FormatState {
 
 // "passed", "skipped", ... as docs/DESIGN.md lists them.
 std::string_view to_string(FormatState state);
+// Every state, best first.
+const std::vector<FormatState>& all_format_states();
 
 struct GpuFormatState {
     int gpu = 0;             // GPU index as the report shows it

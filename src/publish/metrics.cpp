@@ -1,5 +1,7 @@
 #include "publish/metrics.h"
 
+#include "formats/format_state.h"
+
 #include <cmath>
 #include <tuple>
 #include <utility>
@@ -234,7 +236,14 @@ const std::vector<MetricFamily>& metric_table() {
                          out.push_back({labels, gb_per_s * 1e9});
                      }
          }},
-        // Number formats (the report's `formats`) join here as families of their own.
+        {"provision_number_format", MetricType::gauge,
+         "Each number format of the recipes (bf16, fp8, ...) across the GPUs, as the report's formats judge it: 1 "
+         "for the current state, 0 for the others.",
+         true,
+         [](const PublishedRun& run, Samples& out) {
+             for (const FormatReport& format : run.report->formats.formats)
+                 state_set(out, {{"format", format.name}}, "state", all_format_states(), format.state);
+         }},
     };
     return rows;
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "formats/format_state.h"
 #include "publish/label_rules.h"
 #include "publish/node_facts.h"
 
@@ -120,7 +121,18 @@ const std::vector<LabelRow>& label_table() {
         // Peer access between the GPUs, where there are pairs (the report's `pod.links`).
         {"p2p", true,
          [](const PublishedRun& run, const std::string&) -> Value { return peer_access_summary(run.report->pod); }},
-        // Number formats (bf16, fp8: the report's `formats`) join here as rows of their own.
+        // Each number format of the recipes (bf16, fp8, ...): proven on every GPU (the report's `formats`).
+        {"{}", true,
+         [](const PublishedRun& run, const std::string& format) -> Value {
+             for (const FormatReport& report : run.report->formats.formats)
+                 if (report.name == format) return boolean(report.state == FormatState::passed);
+             return std::nullopt;
+         },
+         [](const PublishedRun& run) {
+             std::vector<std::string> names;
+             for (const FormatReport& report : run.report->formats.formats) names.push_back(report.name);
+             return names;
+         }},
     };
     return rows;
 }

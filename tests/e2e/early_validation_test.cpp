@@ -204,9 +204,13 @@ TEST_CASE("a worker started early and then not needed is stopped and leaves no p
     if (skip_without_fault_injection()) return;
     TempDir dir;
     // A T4 with no packages: eager, whose selection needs no check, and TF32
-    // needs an Ampere.  The first GPU's worker was started before detection.
-    const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("none")},
-                                       fake_driver(dir, machine(dir, "t4", "context_delay_ms = 5000")));
+    // needs an Ampere.  The first GPU's worker was started before detection;
+    // detection is slowed (NVML's init, 1.5 s) so that the worker has surely
+    // reached cuInit, and logged its PID, before it is found not needed, even
+    // in a sanitizer build whose processes start slowly.
+    const auto result =
+        e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("none")},
+                       fake_driver(dir, machine(dir, "t4", "context_delay_ms = 5000\nnvml_init_slow_ms = 1500")));
     INFO("stderr: " << result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);

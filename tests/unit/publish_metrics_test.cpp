@@ -193,3 +193,16 @@ TEST_CASE("docs/DESIGN.md lists every metric family provision writes, and no oth
         documented.insert((*it)[1]);
     CHECK(written == documented);
 }
+
+TEST_CASE("provision_number_format: one state set per format, as the report's formats judge it") {
+    Report report = h100_report();
+    report.formats.formats[2].state = provision::FormatState::failed;
+    const auto samples = parse(render_metrics(finished(report))).at("provision_number_format").samples;
+    CHECK(samples.size() == 5 * 5);  // five formats, five states each
+    CHECK(std::count(samples.begin(), samples.end(),
+                     "provision_number_format{format=\"fp8\",state=\"failed\"} 1") == 1);
+    CHECK(std::count(samples.begin(), samples.end(),
+                     "provision_number_format{format=\"fp8\",state=\"passed\"} 0") == 1);
+    CHECK(std::count(samples.begin(), samples.end(),
+                     "provision_number_format{format=\"bf16\",state=\"passed\"} 1") == 1);
+}

@@ -100,6 +100,11 @@ TEST_CASE("labels of an H100 whose every check passed") {
         {"provision/attention.sdpa", "true"},
         {"provision/attention.flex", "true"},
         {"provision/tf32", "true"},
+        {"provision/fp16", "true"},
+        {"provision/bf16", "true"},
+        {"provision/fp8", "true"},
+        {"provision/fp6", "false"},
+        {"provision/fp4", "false"},
     };
     CHECK(labels == expected);  // eager has no hardware path to prove: no label
     // The image's choice is no fact about the node.
@@ -116,6 +121,7 @@ TEST_CASE("labels follow what failed: a check, the health, a GPU outside a path'
         CHECK(labels.at("provision/attention.flash3") == "false");
         CHECK(labels.at("provision/attention.flash2") == "true");
         CHECK(labels.at("provision/validated") == "false");
+        CHECK(labels.at("provision/fp8") == "true");
         CHECK(labels.at("provision/validation") == "failed");
         CHECK(labels.at("provision/verdict") == "degraded");
     }
@@ -278,4 +284,17 @@ TEST_CASE("docs/DESIGN.md's label table names every label provision writes") {
         INFO(name);
         CHECK((documented.count(name) == 1 || name.starts_with("attention.")));
     }
+}
+
+TEST_CASE("a number format is labelled true only where the report's formats say it passed") {
+    Report report = h100_report();
+    report.formats.formats[2].state = provision::FormatState::failed;      // fp8's check failed
+    report.formats.formats[1].state = provision::FormatState::unverified;  // bf16 not proven
+    const auto labels = labels_of(finished(report));
+    CHECK(labels.at("provision/fp8") == "false");
+    CHECK(labels.at("provision/bf16") == "false");
+    CHECK(labels.at("provision/fp16") == "true");
+    report.formats.formats.clear();  // a report without formats labels none
+    const auto none = labels_of(finished(report));
+    CHECK(none.count("provision/fp16") == 0);
 }

@@ -60,6 +60,13 @@ inline provision::Report h100_report() {
     report.decision.mechanism = "sdpa";
     report.verdict = provision::HealthLevel::ok;
     pass_every_check(report);
+    // The formats as judge_format gives them on an H100 whose checks passed.
+    using provision::FormatState;
+    report.formats.formats = {{"fp16", "float16", FormatState::passed},
+                              {"bf16", "bfloat16", FormatState::passed},
+                              {"fp8", "", FormatState::passed},
+                              {"fp6", "", FormatState::unsupported, 0, "needs compute capability 10.0 or newer"},
+                              {"fp4", "", FormatState::unsupported, 0, "needs compute capability 10.0 or newer"}};
     const auto now = std::chrono::steady_clock::now();
     report.timings.mark_at(provision::Phase::recipes, now);
     report.timings.mark_at(provision::Phase::total, now + std::chrono::milliseconds(250));
