@@ -173,7 +173,7 @@ TEST_CASE("the selection made before the worker has opened its GPU waits for it"
     if (skip_without_fault_injection()) return;
     TempDir dir;
     const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("all")},
-                                       fake_driver(dir, machine(dir, "h100", "context_delay_ms = 800")));
+                                       fake_driver(dir, machine(dir, "h100", "context_delay_ms = 2000")));
     INFO("stderr: " << result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);
@@ -187,9 +187,10 @@ TEST_CASE("the selection made before the worker has opened its GPU waits for it"
 TEST_CASE("a worker ready before the selection is made gets its checks then", "[early-validation]") {
     if (skip_without_fault_injection()) return;
     TempDir dir;
-    // Detection itself takes 800 ms; the first GPU's worker started before it.
+    // Detection itself takes 2 s (room for a slow sanitizer build); the first
+    // GPU's worker started before it.
     const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("all")},
-                                       fake_driver(dir, machine(dir, "h100", "nvml_init_slow_ms = 800")));
+                                       fake_driver(dir, machine(dir, "h100", "nvml_init_slow_ms = 2000")));
     INFO("stderr: " << result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);
