@@ -81,8 +81,19 @@ using DeviceGetRetiredPagesPendingStatusFn = Return (*)(Device, int*);          
 using DeviceGetRemappedRowsFn = Return (*)(Device, unsigned*, unsigned*, unsigned*, unsigned*);  // nvmlDeviceGetRemappedRows
 using DeviceGetClocksEventReasonsFn = Return (*)(Device, unsigned long long*);  // nvmlDeviceGetCurrentClocksEventReasons
 // nvmlDeviceGetComputeRunningProcesses(_v3): called with a count of 0 and no
-// buffer it only counts, so the layout of nvmlProcessInfo_t does not matter.
+// buffer it only counts.  The _v2 and _v3 calls fill nvmlProcessInfo_t
+// (nvml.h: pid, usedGpuMemory, gpuInstanceId, computeInstanceId); the first
+// call's nvmlProcessInfo_v1_t lacks the last two, so only those two list.
 using DeviceGetComputeRunningProcessesFn = Return (*)(Device, unsigned*, void*);
+struct ProcessInfo {
+    unsigned pid;
+    unsigned long long used_gpu_memory;  // bytes, or value_not_available
+    unsigned gpu_instance_id;
+    unsigned compute_instance_id;
+};
+// NVML_VALUE_NOT_AVAILABLE: usedGpuMemory where the driver cannot tell
+// (Windows WDDM, some containers).
+constexpr unsigned long long value_not_available = ~0ULL;
 using DeviceGetMigModeFn = Return (*)(Device, unsigned*, unsigned*);           // nvmlDeviceGetMigMode
 
 // Topology, all optional.  nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 and

@@ -1,10 +1,13 @@
 #include "gpu/nvml_probe.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "core/own_executable.h"
 #include "core/shared_library.h"
 #include "gpu/cuda_api.h"
 #include "gpu/nvml_api.h"
@@ -34,6 +37,7 @@ struct NvmlFunctions {
     nvml::DeviceGetRemappedRowsFn remapped_rows = nullptr;
     nvml::DeviceGetClocksEventReasonsFn clocks_event_reasons = nullptr;
     nvml::DeviceGetComputeRunningProcessesFn compute_processes = nullptr;
+    nvml::DeviceGetComputeRunningProcessesFn process_list = nullptr;  // _v3 or _v2: lists nvml::ProcessInfo
     nvml::DeviceGetMigModeFn mig_mode = nullptr;
 
     // The first required function the library lacks, or "".  Health
@@ -60,6 +64,8 @@ struct NvmlFunctions {
             Symbol::optional(compute_processes,
                              {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
                               "nvmlDeviceGetComputeRunningProcesses"}),
+            Symbol::optional(process_list,
+                             {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}),
             Symbol::optional(mig_mode, "nvmlDeviceGetMigMode"),
         });
     }
@@ -110,6 +116,44 @@ DriverFault gpu_failure(unsigned index, const char* what, nvml::Return code, con
                             index)};
     return {DriverFaultKind::gpu_unreadable, gpu,
             fmt::format("NVML's GPU {} could not be read ({}: {})", index, what, nvml.describe(code))};
+}
+
+// provision's own GPU workers share no GPU with the workload: one of this
+// run started early may already hold a context while the GPUs are read, and
+// a finished run's worker tears its context down after that run has handed
+// off (docs/DESIGN.md, "Validation").  Counted, they would make the next run
+// report "memory_in_use"; so the processes running this very executable are
+// left out of the count and their memory out of the memory in use.  Where
+// the list cannot be read (an older driver's call, a PID of another PID
+// namespace) every process counts, as before.
+void leave_out_own_workers(const NvmlFunctions& nvml, nvml::Device device, unsigned index, GpuHealth& health,
+                           std::vector<std::string>& notes) {
+    if (!nvml.process_list) return;
+    // A few more entries than counted: a process may start between the calls.
+    // Bounded, so that a driver's absurd count costs no memory.
+    constexpr unsigned most_listed = 4096;
+    unsigned count = std::min(*health.other_processes + 8, most_listed);
+    std::vector<nvml::ProcessInfo> processes(count);
+    if (nvml.process_list(device, &count, processes.data()) != nvml::SUCCESS) return;
+    processes.resize(std::min<std::size_t>(count, processes.size()));
+    unsigned own = 0, others = 0;
+    std::uint64_t own_bytes = 0;
+    for (const nvml::ProcessInfo& process : processes) {
+        if (!runs_this_executable(process.pid)) {
+            ++others;
+            continue;
+        }
+        ++own;
+        if (process.used_gpu_memory != nvml::value_not_available) own_bytes += process.used_gpu_memory;
+    }
+    if (own == 0) return;
+    health.other_processes = others;
+    const std::uint64_t own_mib = own_bytes / (1024 * 1024);
+    if (health.memory_used_mib)
+        health.memory_used_mib = *health.memory_used_mib - std::min(*health.memory_used_mib, own_mib);
+    notes.push_back(fmt::format("GPU {}: {} of provision's own validation workers ({} MiB) not counted as "
+                                "processes sharing it",
+                                index, own, own_mib));
 }
 
 // The health signals of one GPU; never fails, each unreadable one stays empty.
@@ -177,6 +221,7 @@ void read_health(const NvmlFunctions& nvml, nvml::Device device, unsigned index,
                                        if (code == nvml::ERROR_INSUFFICIENT_SIZE) code = nvml::SUCCESS;
                                        return count;
                                    });
+    if (health.other_processes.value_or(0) > 0) leave_out_own_workers(nvml, device, index, health, notes);
     health.mig_mode = query(nvml.mig_mode, "nvmlDeviceGetMigMode", [&](nvml::Return& code) -> std::optional<bool> {
         unsigned current = 0, pending = 0;
         code = nvml.mig_mode(device, &current, &pending);

@@ -294,6 +294,36 @@ TEST_CASE("health: a signal the GPU does not support is left out, not a fault", 
                         "exit 0, verdict ok; the ECC count is left out of the report", "the ECC signal");
 }
 
+TEST_CASE("health: provision's own worker on the GPU is no other process sharing it", "[faults][health]") {
+    // A finished run's validation worker tears its context down after that
+    // run has ended: the next run finds it in NVML's process list, running
+    // provision's executable (the fake lists the caller itself).
+    SECTION("alone: not counted, its memory not in use") {
+        TempDir dir;
+        const auto result =
+            run_on_fake_driver(dir, write_h100(dir, "memory_used_mib = 1400", "own_process_mib = 600"));
+        const auto report = check_outcome(result, dir, {0, "ok", "flash3", 1});
+        CHECK(report["findings"].empty());
+        CHECK(report["gpus"][0]["health"]["other_processes"] == 0);
+        CHECK(report["gpus"][0]["health"]["memory_used_mib"] == 800);
+        CHECK_THAT(result.err, Catch::Contains("1 of provision's own validation workers (600 MiB) not counted"));
+        reliability::record("health",
+                            "NVML lists a process running provision's executable (a finished run's worker tearing "
+                            "down) on the GPU, 600 of 1400 MiB in use",
+                            "exit 0, verdict ok; not counted as sharing the GPU, its memory left out (800 MiB); a "
+                            "note says so",
+                            "nothing");
+    }
+    SECTION("beside a process of someone else's: that one still counts") {
+        TempDir dir;
+        const auto result = run_on_fake_driver(
+            dir, write_h100(dir, "memory_used_mib = 1400\nother_processes = 1", "own_process_mib = 600"));
+        const auto report = check_outcome(result, dir, {0, "degraded", "flash3", 1});
+        check_finding(result, report, "memory_in_use", "degraded", "already has 800 MiB of memory in use by 1 other process");
+        CHECK(report["gpus"][0]["health"]["other_processes"] == 1);
+    }
+}
+
 TEST_CASE("health: a user policy changes what a signal weighs", "[faults][health]") {
     TempDir dir;
     e2e::write_file(dir.file("policy.toml"),

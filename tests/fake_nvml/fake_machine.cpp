@@ -37,7 +37,7 @@ std::vector<std::size_t> positions(provision::TableReader& reader, const std::st
 void read_faults(const toml::table& table, const std::string& file, Machine& machine) {
     provision::TableReader reader(table, file, "[faults]");
     reader.reject_unknown_keys({"nvml_init_error", "nvml_init_delay_ms", "nvml_init_slow_ms", "cuda_init_error", "cuda_init_delay_ms", "context_delay_ms",
-                                "lost_gpus", "cuda_order", "failing_calls"});
+                                "own_process_mib", "lost_gpus", "cuda_order", "failing_calls"});
     const std::size_t gpus = machine.fixture.gpus.size();
     machine.nvml_init_error = integer(reader, "nvml_init_error");
     machine.nvml_init_delay_ms = integer(reader, "nvml_init_delay_ms");
@@ -45,6 +45,7 @@ void read_faults(const toml::table& table, const std::string& file, Machine& mac
     machine.cuda_init_delay_ms = integer(reader, "cuda_init_delay_ms");
     machine.context_delay_ms = integer(reader, "context_delay_ms");
     machine.nvml_init_slow_ms = integer(reader, "nvml_init_slow_ms");
+    machine.own_process_mib = integer(reader, "own_process_mib");
     machine.lost_gpus = positions(reader, "lost_gpus", gpus);
     machine.cuda_order = positions(reader, "cuda_order", gpus);
     if (const toml::node* calls = reader.node("failing_calls")) {

@@ -11,12 +11,16 @@
 // slowdown, no memory in use, no process, MIG off); the topology calls
 // from the GPUs' nvlinks and pcie and the [[links]] (see below).  A failing call in
 // [faults] with error = 3 makes one answer NVML_ERROR_NOT_SUPPORTED.
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "fake_machine.h"
 #include "gpu/nvml_api.h"
@@ -258,11 +262,21 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::Device de
         code != nvml::SUCCESS)
         return code;
     if (!count) return nvml::ERROR_INVALID_ARGUMENT;
-    const unsigned processes = health_of(*current, gpu).other_processes.value_or(0);
+    // The fixture's other processes, under PIDs above any pid_max (so no
+    // process here has them), then the caller itself when the machine says
+    // so: it runs provision's executable, as a worker still tearing down does.
+    std::vector<nvml::ProcessInfo> listed;
+    for (unsigned i = 0; i < health_of(*current, gpu).other_processes.value_or(0); ++i)
+        listed.push_back({0x7ffff000u + i, 256ull << 20, 0, 0});
+    if (current->own_process_mib > 0)
+        listed.push_back({static_cast<unsigned>(::getpid()),
+                          static_cast<unsigned long long>(current->own_process_mib) << 20, 0, 0});
+    const auto processes = static_cast<unsigned>(listed.size());
     const bool room = *count >= processes && (infos || processes == 0);
     *count = processes;
-    // The fake fills no process entries: provision only counts.
-    return room && processes == 0 ? nvml::SUCCESS : nvml::ERROR_INSUFFICIENT_SIZE;
+    if (!room) return nvml::ERROR_INSUFFICIENT_SIZE;
+    std::copy(listed.begin(), listed.end(), static_cast<nvml::ProcessInfo*>(infos));
+    return nvml::SUCCESS;
 }
 
 FAKE_EXPORT nvml::Return nvmlDeviceGetMigMode(nvml::Device device, unsigned* current_mode, unsigned* pending_mode) {
