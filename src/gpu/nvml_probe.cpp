@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "core/own_executable.h"
+#include "core/gpu_worker_name.h"
 #include "core/shared_library.h"
 #include "gpu/cuda_api.h"
 #include "gpu/nvml_api.h"
@@ -122,7 +122,7 @@ DriverFault gpu_failure(unsigned index, const char* what, nvml::Return code, con
 // run started early may already hold a context while the GPUs are read, and
 // a finished run's worker tears its context down after that run has handed
 // off (docs/DESIGN.md, "Validation").  Counted, they would make the next run
-// report "memory_in_use"; so the processes running this very executable are
+// report "memory_in_use"; so the processes named as provision's workers are
 // left out of the count and their memory out of the memory in use.  Where
 // the list cannot be read (an older driver's call, a PID of another PID
 // namespace) every process counts, as before.
@@ -139,7 +139,7 @@ void leave_out_own_workers(const NvmlFunctions& nvml, nvml::Device device, unsig
     unsigned own = 0, others = 0;
     std::uint64_t own_bytes = 0;
     for (const nvml::ProcessInfo& process : processes) {
-        if (!runs_this_executable(process.pid)) {
+        if (!is_gpu_worker_process(process.pid)) {
             ++others;
             continue;
         }

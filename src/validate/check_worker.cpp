@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "core/gpu_worker_name.h"
 #include "gpu/pcie_sysfs.h"
 #include "link_checks.h"
 #include "validate/fault_injection.h"
@@ -243,6 +244,9 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
     return 0;
 }
 
-int check_worker_main(const std::vector<std::string>& args) { return run_check_worker(args, std::cin, std::cout, std::cerr); }
+int check_worker_main(const std::vector<std::string>& args) {
+    name_this_process_as_gpu_worker();  // so that NVML's process lists can tell it from a workload
+    return run_check_worker(args, std::cin, std::cout, std::cerr);
+}
 
 }  // namespace provision

@@ -2,6 +2,11 @@
 // the fake NVML and libcuda of tests/fake_nvml (PROVISION_NVML_LIBRARY,
 // PROVISION_CUDA_LIBRARY) acting out a machine, or on a --gpu-fixture with
 // [gpus.health]; the recipes' [policy] decides between degraded and failed.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include <catch2/catch.hpp>
@@ -294,32 +299,66 @@ TEST_CASE("health: a signal the GPU does not support is left out, not a fault", 
                         "exit 0, verdict ok; the ECC count is left out of the report", "the ECC signal");
 }
 
+namespace {
+
+// A child process that names itself `name` (the kernel's comm) and waits to
+// be killed: what NVML's process list points at.
+struct NamedProcess {
+    pid_t pid = -1;
+    explicit NamedProcess(const char* name) {
+        pid = ::fork();
+        if (pid == 0) {
+            ::prctl(PR_SET_NAME, name, 0, 0, 0);
+            for (;;) ::pause();
+        }
+        // Named before the run reads it: wait until /proc says so.
+        for (int i = 0; i < 500 && e2e::read_file("/proc/" + std::to_string(pid) + "/comm") != std::string(name) + "\n";
+             ++i)
+            ::usleep(2000);
+    }
+    ~NamedProcess() {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
+};
+
+std::string listed(const NamedProcess& process, int mib) {
+    return fmt::format("{{ pid = {}, mib = {} }}", process.pid, mib);
+}
+
+}  // namespace
+
 TEST_CASE("health: provision's own worker on the GPU is no other process sharing it", "[faults][health]") {
     // A finished run's validation worker tears its context down after that
-    // run has ended: the next run finds it in NVML's process list, running
-    // provision's executable (the fake lists the caller itself).
+    // run has ended, and the next run finds it in NVML's process list; the
+    // worker names itself "provision-gpu".
+    const NamedProcess worker("provision-gpu");
+    REQUIRE(worker.pid > 0);
     SECTION("alone: not counted, its memory not in use") {
         TempDir dir;
-        const auto result =
-            run_on_fake_driver(dir, write_h100(dir, "memory_used_mib = 1400", "own_process_mib = 600"));
+        const auto result = run_on_fake_driver(
+            dir, write_h100(dir, "memory_used_mib = 1400", "listed_processes = [" + listed(worker, 600) + "]"));
         const auto report = check_outcome(result, dir, {0, "ok", "flash3", 1});
         CHECK(report["findings"].empty());
         CHECK(report["gpus"][0]["health"]["other_processes"] == 0);
         CHECK(report["gpus"][0]["health"]["memory_used_mib"] == 800);
         CHECK_THAT(result.err, Catch::Contains("1 of provision's own validation workers (600 MiB) not counted"));
         reliability::record("health",
-                            "NVML lists a process running provision's executable (a finished run's worker tearing "
-                            "down) on the GPU, 600 of 1400 MiB in use",
+                            "NVML lists a process named provision-gpu (a finished run's worker tearing down) on the "
+                            "GPU, 600 of 1400 MiB in use",
                             "exit 0, verdict ok; not counted as sharing the GPU, its memory left out (800 MiB); a "
                             "note says so",
                             "nothing");
     }
     SECTION("beside a process of someone else's: that one still counts") {
+        const NamedProcess other("python3");
         TempDir dir;
         const auto result = run_on_fake_driver(
-            dir, write_h100(dir, "memory_used_mib = 1400\nother_processes = 1", "own_process_mib = 600"));
+            dir, write_h100(dir, "memory_used_mib = 1400",
+                            "listed_processes = [" + listed(worker, 600) + ", " + listed(other, 700) + "]"));
         const auto report = check_outcome(result, dir, {0, "degraded", "flash3", 1});
-        check_finding(result, report, "memory_in_use", "degraded", "already has 800 MiB of memory in use by 1 other process");
+        check_finding(result, report, "memory_in_use", "degraded",
+                      "already has 800 MiB of memory in use by 1 other process");
         CHECK(report["gpus"][0]["health"]["other_processes"] == 1);
     }
 }

@@ -37,7 +37,7 @@ std::vector<std::size_t> positions(provision::TableReader& reader, const std::st
 void read_faults(const toml::table& table, const std::string& file, Machine& machine) {
     provision::TableReader reader(table, file, "[faults]");
     reader.reject_unknown_keys({"nvml_init_error", "nvml_init_delay_ms", "nvml_init_slow_ms", "cuda_init_error", "cuda_init_delay_ms", "context_delay_ms",
-                                "own_process_mib", "lost_gpus", "cuda_order", "failing_calls"});
+                                "listed_processes", "lost_gpus", "cuda_order", "failing_calls"});
     const std::size_t gpus = machine.fixture.gpus.size();
     machine.nvml_init_error = integer(reader, "nvml_init_error");
     machine.nvml_init_delay_ms = integer(reader, "nvml_init_delay_ms");
@@ -45,7 +45,17 @@ void read_faults(const toml::table& table, const std::string& file, Machine& mac
     machine.cuda_init_delay_ms = integer(reader, "cuda_init_delay_ms");
     machine.context_delay_ms = integer(reader, "context_delay_ms");
     machine.nvml_init_slow_ms = integer(reader, "nvml_init_slow_ms");
-    machine.own_process_mib = integer(reader, "own_process_mib");
+    if (const toml::node* processes = reader.node("listed_processes")) {
+        const toml::array* array = processes->as_array();
+        if (!array) provision::throw_at(*processes, file, "'listed_processes' must be an array of tables");
+        for (const toml::node& element : *array) {
+            if (!element.is_table()) provision::throw_at(element, file, "each listed process must be a table");
+            provision::TableReader process(*element.as_table(), file, "a listed process");
+            process.reject_unknown_keys({"pid", "mib"});
+            machine.listed_processes.push_back(
+                {integer(process, "pid"), static_cast<unsigned long long>(integer(process, "mib"))});
+        }
+    }
     machine.lost_gpus = positions(reader, "lost_gpus", gpus);
     machine.cuda_order = positions(reader, "cuda_order", gpus);
     if (const toml::node* calls = reader.node("failing_calls")) {

@@ -11,9 +11,9 @@
 //   cuda_init_error = 803         # CUresult that cuInit returns
 //   cuda_init_delay_ms = 5000     # cuInit sleeps first, then fails
 //   context_delay_ms = 300        # creating a context takes this long (it succeeds)
-//   own_process_mib = 500         # every GPU's process list also names the
-//                                 #   caller, using this much memory (a
-//                                 #   provision worker tearing down)
+//   listed_processes = [{ pid = 4242, mib = 528 }]
+//                                 # every GPU's process list also names these
+//                                 #   (after the fixture's other_processes)
 //   lost_gpus = [1]               # fixture positions: NVML queries answer
 //                                 #   NVML_ERROR_GPU_IS_LOST, libcuda omits them
 //   cuda_order = [1, 0]           # CUDA's enumeration order as fixture
@@ -48,7 +48,11 @@ struct Machine {
     int cuda_init_error = 0;
     int cuda_init_delay_ms = 0;
     int context_delay_ms = 0;  // cuDevicePrimaryCtxRetain sleeps this long, then succeeds
-    int own_process_mib = 0;   // the caller is listed as a compute process using this much
+    struct ListedProcess {
+        long pid = 0;
+        unsigned long long mib = 0;
+    };
+    std::vector<ListedProcess> listed_processes;  // on every GPU's compute process list
     std::vector<std::size_t> lost_gpus;
     std::vector<std::size_t> cuda_order;  // empty: fixture order
     std::vector<FailingCall> failing_calls;

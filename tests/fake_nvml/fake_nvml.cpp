@@ -11,8 +11,6 @@
 // slowdown, no memory in use, no process, MIG off); the topology calls
 // from the GPUs' nvlinks and pcie and the [[links]] (see below).  A failing call in
 // [faults] with error = 3 makes one answer NVML_ERROR_NOT_SUPPORTED.
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -263,14 +261,12 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::Device de
         return code;
     if (!count) return nvml::ERROR_INVALID_ARGUMENT;
     // The fixture's other processes, under PIDs above any pid_max (so no
-    // process here has them), then the caller itself when the machine says
-    // so: it runs provision's executable, as a worker still tearing down does.
+    // process here has them), then the machine's listed processes.
     std::vector<nvml::ProcessInfo> listed;
     for (unsigned i = 0; i < health_of(*current, gpu).other_processes.value_or(0); ++i)
         listed.push_back({0x7ffff000u + i, 256ull << 20, 0, 0});
-    if (current->own_process_mib > 0)
-        listed.push_back({static_cast<unsigned>(::getpid()),
-                          static_cast<unsigned long long>(current->own_process_mib) << 20, 0, 0});
+    for (const auto& process : current->listed_processes)
+        listed.push_back({static_cast<unsigned>(process.pid), process.mib << 20, 0, 0});
     const auto processes = static_cast<unsigned>(listed.size());
     const bool room = *count >= processes && (infos || processes == 0);
     *count = processes;
