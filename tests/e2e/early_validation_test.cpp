@@ -22,6 +22,7 @@
 #include "support/reliability_record.h"
 
 using e2e::TempDir;
+using e2e::start;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -97,28 +98,6 @@ bool skip_without_fault_injection() {
     if (PROVISION_FAULT_INJECTION) return false;
     WARN("skipped: built without fault injection (PROVISION_FAULT_INJECTION=OFF), so no simulated worker");
     return true;
-}
-
-// Starts argv with env (stdout and stderr to /dev/null); returns its PID.
-pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
-    std::vector<std::string> strings;
-    for (const auto& [name, value] : env) strings.push_back(name + "=" + value);
-    std::vector<char*> envp;
-    for (auto& s : strings) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    REQUIRE(rc == 0);
-    return pid;
 }
 
 // SIGTERM to `target` once a worker has called cuInit and is creating its

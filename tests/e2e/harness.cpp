@@ -272,4 +272,35 @@ std::map<std::string, std::string> source_env_file(const std::string& path, cons
     return values;
 }
 
+pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+    std::map<std::string, std::string> merged = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", "/tmp"}};
+    for (const auto& [name, value] : env) merged[name] = value;
+    std::vector<std::string> env_strings;
+    for (const auto& [name, value] : merged) env_strings.push_back(name + "=" + value);
+    std::vector<char*> envp, argv;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> copy = args;
+    for (auto& s : copy) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    // posix_spawnp searches the PATH of this process, not the child's.
+    const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    REQUIRE(rc == 0);
+    return pid;
+}
+
+std::vector<nlohmann::json> findings_of(const nlohmann::json& report, const std::string& signal) {
+    std::vector<nlohmann::json> found;
+    for (const auto& entry : report["findings"])
+        if (entry["signal"] == signal) found.push_back(entry);
+    return found;
+}
+
 }  // namespace e2e

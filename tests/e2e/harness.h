@@ -2,6 +2,8 @@
 // captures what it prints.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -79,6 +81,17 @@ void write_file(const std::string& path, const std::string& contents);
 
 // The JSON report on stdout, parsed (fails the test when it is not JSON).
 nlohmann::json report(const Result& result);
+
+// Starts `args` (args[0] looked up on PATH) with PATH=/usr/local/bin:/usr/bin:/bin,
+// HOME=/tmp and `env` over them, stdin, stdout and stderr on /dev/null, and
+// returns its PID at once: for tests that signal or watch a running process.
+pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+
+// The report's findings of one signal.
+std::vector<nlohmann::json> findings_of(const nlohmann::json& report, const std::string& signal);
+
+// Whether `text` contains `part`.
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Sources an env file with `sh` and prints the named variables, one per
 // line; used to prove the file is safe and exact.

@@ -15,17 +15,10 @@
 #include "support/reliability_record.h"
 
 using e2e::TempDir;
+using e2e::findings_of;
+using e2e::has;
 
 namespace {
-
-std::vector<nlohmann::json> findings_of(const nlohmann::json& report, const std::string& signal) {
-    std::vector<nlohmann::json> found;
-    for (const auto& entry : report["findings"])
-        if (entry["signal"] == signal) found.push_back(entry);
-    return found;
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // provision on a simulated pod: torch installed, no validation, the env file in `dir`.
 e2e::Result on_fixture(const TempDir& dir, const std::string& fixture, std::vector<std::string> extra = {},

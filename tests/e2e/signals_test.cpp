@@ -20,31 +20,10 @@
 #include "support/reliability_record.h"
 
 using e2e::TempDir;
+using e2e::start;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// Starts `argv` with `env`, output to /dev/null; returns its PID.
-pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
-    std::vector<std::string> env_strings{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp"};
-    for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-    std::vector<char*> envp, argv;
-    for (auto& s : env_strings) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> copy = args;
-    for (auto& s : copy) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    REQUIRE(rc == 0);
-    return pid;
-}
 
 struct Stopped {
     int status = -1;     // exit status, or 128 + signal
