@@ -173,4 +173,22 @@ LinkJudgement judge_links(const Inventory& inventory, const CopyChecks& checks, 
     return judgement;
 }
 
+std::string_view to_string(LinkState state) {
+    switch (state) {
+        case LinkState::ok: return "ok";
+        case LinkState::unavailable: return "unavailable";
+        case LinkState::broken: return "broken";
+        case LinkState::known_broken: return "known-broken";
+        case LinkState::slow: return "slow";
+        case LinkState::unknown: break;
+    }
+    return "unknown";
+}
+
+const std::vector<LinkState>& all_link_states() {
+    static const std::vector<LinkState> states = {LinkState::ok,           LinkState::unavailable, LinkState::broken,
+                                                  LinkState::known_broken, LinkState::slow,        LinkState::unknown};
+    return states;
+}
+
 }  // namespace provision

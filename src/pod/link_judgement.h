@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/inventory.h"
@@ -31,6 +32,12 @@ enum class LinkState {
     slow,          // measured: correct, but under the share
     unknown,       // NVML could not say whether peer access is allowed
 };
+
+// A pair's state in the words of the JSON report's links[].state and the
+// metrics: "ok", "unavailable", "broken", "known-broken", "slow", "unknown".
+std::string_view to_string(LinkState state);
+// Every state, in the order above.
+const std::vector<LinkState>& all_link_states();
 
 struct LinkReport {
     GpuPair pair;

@@ -38,24 +38,6 @@ std::map<std::string, ProofState> feature_proofs(const Report& report, const Rec
     return proofs;
 }
 
-std::string_view to_string(LinkState state) {
-    switch (state) {
-        case LinkState::ok: return "ok";
-        case LinkState::unavailable: return "unavailable";
-        case LinkState::broken: return "broken";
-        case LinkState::known_broken: return "known-broken";
-        case LinkState::slow: return "slow";
-        case LinkState::unknown: break;
-    }
-    return "unknown";
-}
-
-const std::vector<LinkState>& all_link_states() {
-    static const std::vector<LinkState> states = {LinkState::ok,           LinkState::unavailable, LinkState::broken,
-                                                  LinkState::known_broken, LinkState::slow,        LinkState::unknown};
-    return states;
-}
-
 std::optional<std::string> peer_access_summary(const PodReport& pod) {
     if (pod.links.empty()) return std::nullopt;
     auto any = [&](auto test) { return std::any_of(pod.links.begin(), pod.links.end(), test); };

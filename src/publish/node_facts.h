@@ -40,11 +40,6 @@ std::map<std::string, ProofState> attention_proofs(const Report& report, const R
 // proof of its checks; the number formats are the report's `formats`.
 std::map<std::string, ProofState> feature_proofs(const Report& report, const RecipeSet& recipes);
 
-// A pair's state in the words of the JSON report's links[].state: "ok",
-// "unavailable", "broken", "known-broken", "slow", "unknown".
-std::string_view to_string(LinkState state);
-const std::vector<LinkState>& all_link_states();
-
 // The node's peer access over every pair of GPUs, worst first: "broken"
 // (measured, or a known-broken GPU and driver), "unavailable", "slow",
 // "unknown", else "ok".  nullopt without a pair (fewer than two GPUs).

@@ -12,20 +12,7 @@ namespace provision {
 
 namespace {
 
-// DESIGN.md's words for a pair's state.
-const char* state_word(LinkState state) {
-    switch (state) {
-        case LinkState::ok: return "ok";
-        case LinkState::unavailable: return "unavailable";
-        case LinkState::broken: return "broken";
-        case LinkState::known_broken: return "known-broken";
-        case LinkState::slow: return "slow";
-        case LinkState::unknown: break;
-    }
-    return "unknown";
-}
-
-// The same, as short as a matrix cell.
+// A pair's state as short as a matrix cell.
 const char* cell_word(LinkState state) {
     switch (state) {
         case LinkState::ok: return "ok";
@@ -81,7 +68,7 @@ toml::array links_array(const PodReport& pod) {
         entry.insert_or_assign("gpus", toml::array{link.pair.first, link.pair.second});
         entry.insert_or_assign("topology", link.pair.path_word());
         entry.insert_or_assign("p2p", std::string(to_string(link.pair.p2p)));
-        entry.insert_or_assign("state", state_word(link.state));
+        entry.insert_or_assign("state", to_string(link.state));
         if (link.check) {
             toml::table check;
             check.insert_or_assign("status", std::string(to_string(link.check->status)));
