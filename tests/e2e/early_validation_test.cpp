@@ -247,15 +247,7 @@ TEST_CASE("SIGTERM while the early worker is still creating its context stops bo
 TEST_CASE("as PID 1, SIGTERM while the early worker is still creating its context stops provision at once",
           "[early-validation]") {
     if (skip_without_fault_injection()) return;
-    if (::geteuid() != 0 || e2e::run("unshare", {"--pid", "--fork", "true"}).exit_code != 0) {
-        WARN("skipped: a new PID namespace (unshare --pid --fork) needs root");
-        return;
-    }
-#if defined(__SANITIZE_ADDRESS__)
-    WARN("skipped: built with AddressSanitizer, whose leak check at exit does not finish as PID 1 of a new "
-         "PID namespace");
-    return;
-#endif
+    if (e2e::skip_unless_provision_can_be_pid_1()) return;
     TempDir dir;
     auto env = fake_driver(dir, machine(dir, "h100", "context_delay_ms = 30000"));
     env["PATH"] = "/usr/bin:/bin";

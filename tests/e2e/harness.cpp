@@ -303,4 +303,18 @@ std::vector<nlohmann::json> findings_of(const nlohmann::json& report, const std:
     return found;
 }
 
+bool skip_unless_provision_can_be_pid_1() {
+    if (::geteuid() != 0 || run("unshare", {"--pid", "--fork", "true"}).exit_code != 0) {
+        WARN("skipped: a new PID namespace (unshare --pid --fork) needs root");
+        return true;
+    }
+#if defined(__SANITIZE_ADDRESS__)
+    WARN("skipped: built with AddressSanitizer, whose leak check at exit does not finish as PID 1 of a new "
+         "PID namespace");
+    return true;
+#else
+    return false;
+#endif
+}
+
 }  // namespace e2e

@@ -109,17 +109,7 @@ TEST_CASE("SIGTERM at any moment of a run writing a large env file leaves no tem
 }
 
 TEST_CASE("as PID 1 (unshare --pid --fork), SIGTERM during a stalled fetch stops provision within a second") {
-    if (::geteuid() != 0 || e2e::run("unshare", {"--pid", "--fork", "true"}).exit_code != 0) {
-        WARN("skipped: a new PID namespace (unshare --pid --fork) needs root");
-        return;
-    }
-#if defined(__SANITIZE_ADDRESS__)
-    // Measured: the sanitized binary, as PID 1 of its own namespace, does not
-    // finish its exit-time leak check (killed after 20 s).
-    WARN("skipped: built with AddressSanitizer, whose leak check at exit does not finish as PID 1 of a new "
-         "PID namespace");
-    return;
-#endif
+    if (e2e::skip_unless_provision_can_be_pid_1()) return;
     net_test::LocalHttpServer server([](const net_test::Request&) { return net_test::stall(); });
     TempDir dir;
     // unshare forks; its child execs provision, which is PID 1 of the new namespace.
