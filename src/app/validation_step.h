@@ -1,6 +1,7 @@
 // The validate stage as the pipeline drives it: the GPU workers started as
-// early as possible (the first GPU's before anything is read, the others as
-// soon as detection has found them), given the checks the first selection
+// early as possible (every expected GPU's before anything is read; detection
+// then stops those it does not confirm and starts any it did not expect),
+// given the checks the first selection
 // needs, and the results turned into the verdicts the second selection
 // takes.  A run that validates nothing (--no-validate, a fixture, a machine
 // without GPUs, a build without kernels) never starts one.
@@ -21,8 +22,8 @@ namespace provision {
 
 class ValidationStep {
 public:
-    // Starts the worker of the GPU the workload sees first when a GPU seems
-    // to be there (/dev/nvidiactl exists) and validation will run.
+    // Starts a worker for every GPU the workload is expected to see
+    // (validate/expected_gpus.h) when validation will run.
     explicit ValidationStep(const Options& options);
 
     // One worker per visible GPU, each seeing that GPU alone; none when no
@@ -46,7 +47,6 @@ private:
     ValidationOptions validation_;
     bool can_validate_ = false;
     bool every_mechanism_ = false;  // labels or metrics: prove every mechanism's hardware path
-    std::optional<std::string> environment_visible_;  // CUDA_VISIBLE_DEVICES as the workload gets it
     CheckWorkers workers_;
 };
 

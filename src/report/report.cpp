@@ -316,6 +316,18 @@ std::string render_json(const Report& report) {
     root.insert_or_assign("verdict", std::string(to_string(report.verdict)));
     toml::table timings;
     for (const auto& [phase, ms] : report.timings.phases()) put_number(timings, std::string(to_string(phase)), ms);
+    if (!report.timings.gpus().empty()) {
+        toml::array gpus;
+        for (const GpuTiming& gpu : report.timings.gpus()) {
+            toml::table entry;
+            entry.insert_or_assign("gpu", gpu.gpu);
+            put_number(entry, "started", gpu.started);
+            if (gpu.ready) put_number(entry, "ready", *gpu.ready);
+            if (gpu.done) put_number(entry, "done", *gpu.done);
+            gpus.push_back(std::move(entry));
+        }
+        timings.insert_or_assign("gpus", std::move(gpus));
+    }
     root.insert_or_assign("timings", std::move(timings));
 
     make_strings_valid(root);
@@ -401,6 +413,11 @@ std::string render_summary(const Report& report, bool explain) {
         for (const auto& [phase, ms] : report.timings.phases())
             phases += fmt::format("{}{} {:.1f}", phases.empty() ? "" : ", ", to_string(phase), ms);
         out += fmt::format("  Timings (ms since start): {}\n", phases.empty() ? "none" : phases);
+        if (const GpuTiming* slowest = report.timings.slowest_gpu())
+            out += fmt::format("  Slowest GPU: GPU {} (its worker started {:.1f}, ready {:.1f}{}; {} GPU worker{})\n",
+                               slowest->gpu, slowest->started, *slowest->ready,
+                               slowest->done ? fmt::format(", done {:.1f}", *slowest->done) : std::string(),
+                               report.timings.gpus().size(), report.timings.gpus().size() == 1 ? "" : "s");
         out += "  Env settings:\n";
         for (const auto& [name, value] : report.env.entries())
             out += fmt::format("    {}={}{}\n", name, printable(value, kLongest),

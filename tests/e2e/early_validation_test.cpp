@@ -34,8 +34,21 @@ std::string machine(const TempDir& dir, const std::string& fixture, const std::s
     return path;
 }
 
+// A /dev of the fake machine: one nvidiaN node per GPU of its fixture.
+std::string device_nodes(const TempDir& dir, const std::string& machine_file) {
+    const std::string dev = dir.file("dev");
+    std::filesystem::create_directories(dev);
+    const std::string text = e2e::read_file(machine_file);
+    int gpus = 0;
+    for (std::size_t at = text.find("[[gpus]]"); at != std::string::npos; at = text.find("[[gpus]]", at + 1)) ++gpus;
+    for (int i = 0; i < gpus; ++i) e2e::write_file(dev + "/nvidia" + std::to_string(i), "");
+    e2e::write_file(dev + "/nvidiactl", "");
+    return dev;
+}
+
 std::map<std::string, std::string> fake_driver(const TempDir& dir, const std::string& machine_file) {
-    return {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+    return {{"PROVISION_TEST_DEV", device_nodes(dir, machine_file)},
+            {"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
             {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
             {"PROVISION_FAKE_GPU_FIXTURE", machine_file},
             {"PROVISION_FAKE_CUDA_CONTEXT_LOG", dir.file("contexts.log")},

@@ -37,13 +37,15 @@ std::vector<std::size_t> positions(provision::TableReader& reader, const std::st
 void read_faults(const toml::table& table, const std::string& file, Machine& machine) {
     provision::TableReader reader(table, file, "[faults]");
     reader.reject_unknown_keys({"nvml_init_error", "nvml_init_delay_ms", "nvml_init_slow_ms", "cuda_init_error", "cuda_init_delay_ms", "context_delay_ms",
-                                "listed_processes", "lost_gpus", "cuda_order", "failing_calls"});
+                                "handle_open_delay_ms", "host_numa_id", "listed_processes", "lost_gpus", "cuda_order", "failing_calls"});
     const std::size_t gpus = machine.fixture.gpus.size();
     machine.nvml_init_error = integer(reader, "nvml_init_error");
     machine.nvml_init_delay_ms = integer(reader, "nvml_init_delay_ms");
     machine.cuda_init_error = integer(reader, "cuda_init_error");
     machine.cuda_init_delay_ms = integer(reader, "cuda_init_delay_ms");
     machine.context_delay_ms = integer(reader, "context_delay_ms");
+    machine.handle_open_delay_ms = integer(reader, "handle_open_delay_ms");
+    machine.host_numa_id = reader.node("host_numa_id") ? integer(reader, "host_numa_id") : 0;
     machine.nvml_init_slow_ms = integer(reader, "nvml_init_slow_ms");
     if (const toml::node* processes = reader.node("listed_processes")) {
         const toml::array* array = processes->as_array();
