@@ -121,7 +121,7 @@ void ValidationStep::follow(const Inventory& inventory) {
 }
 
 CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
-                               ValidationSummary& summary, PhaseClock& clock) {
+                               const NcclPaths& nccl, ValidationSummary& summary, PhaseClock& clock) {
     CopyChecks copies;
     if (const auto reason = skip_reason(inventory)) {
         summary.reason = *reason;
@@ -133,6 +133,8 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     const auto work = plan_checks(inventory, recipes, first, every_mechanism_, summary);
     LinkWork links;
     links.host_links = true;
+    links.peer_path = nccl.peer;
+    links.host_memory = nccl.cumem_host;
     for (const GpuPair& pair : inventory.pairs)
         if (pair.p2p == PeerAccess::ok) links.peer_pairs.push_back({pair.first, pair.second});
     const auto start = std::chrono::steady_clock::now();
@@ -150,6 +152,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
         copies.run = CopyCheckRun::ran;
         copies.pairs = std::move(run.peer_copies);
         copies.hosts = std::move(run.host_copies);
+        copies.host_memory = std::move(run.host_memory);
     }
 
     bool any_run = false, any_failed = false;

@@ -12,6 +12,7 @@
 #include "app/options.h"
 #include "gpu/copy_check.h"
 #include "gpu/inventory.h"
+#include "nccl/nccl_paths.h"
 #include "recipe/recipe.h"
 #include "report/report.h"
 #include "report/timings.h"
@@ -37,7 +38,9 @@ public:
     // checks of the links (each GPU's host link, each pair NVML says has
     // peer access) between the GPUs whose workers run; fills `summary` and
     // returns the copies, marks worker_ready and checks on `clock`.
-    CopyChecks run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
+    // The peer copies follow the path the workload's NCCL takes (`nccl`),
+    // and its host memory is checked where it comes from cuMem.
+    CopyChecks run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first, const NcclPaths& nccl,
                    ValidationSummary& summary, PhaseClock& clock);
 
 private:

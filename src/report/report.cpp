@@ -254,11 +254,15 @@ std::string render_json(const Report& report) {
         entry.insert_or_assign("memory_mib", static_cast<std::int64_t>(gpu.memory_mib));
         entry.insert_or_assign("health", health_table(gpu.health));
         add_gpu_links(entry, gpu, report.pod);
+        add_gpu_fabric_and_memory(entry, gpu, report.pod);
         gpus.push_back(std::move(entry));
     }
     root.insert_or_assign("gpus", std::move(gpus));
     root.insert_or_assign("links", links_array(report.pod));
-    root.insert_or_assign("container", container_table(report.pod.container));
+    toml::table container = container_table(report.pod.container);
+    add_host_facts(container, report.pod.host);
+    root.insert_or_assign("container", std::move(container));
+    if (auto nccl = nccl_table(report.pod)) root.insert_or_assign("nccl", std::move(*nccl));
     root.insert_or_assign("simulated", report.inventory.simulated());
     root.insert_or_assign("workload", report.workload);
     root.insert_or_assign("python", python_table(report.python));
