@@ -18,7 +18,7 @@ def main():
     torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
     start = time.perf_counter()
     dist.init_process_group("nccl", device_id=torch.device("cuda", torch.cuda.current_device()))
-    data = torch.full((mib << 20) // 4, float(rank + 1), device="cuda")
+    data = torch.full(((mib << 20) // 4,), float(rank + 1), device="cuda")
     dist.all_reduce(data)  # the first call also finishes NCCL's set-up
     torch.cuda.synchronize()
     init_s = time.perf_counter() - start

@@ -134,7 +134,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     LinkWork links;
     links.host_links = true;
     links.peer_path = nccl.peer;
-    links.host_memory = nccl.cumem_host;
+    links.host_memory = nccl.cumem_host && inventory.gpus.size() > 1;  // NCCL's host buffers join ranks
     for (const GpuPair& pair : inventory.pairs)
         if (pair.p2p == PeerAccess::ok) links.peer_pairs.push_back({pair.first, pair.second});
     const auto start = std::chrono::steady_clock::now();

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "core/gpu_worker_name.h"
@@ -281,17 +283,28 @@ void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, NvmlR
         report.problem = true;
         return;
     }
+    // Each GPU on a thread of its own: dozens of driver calls a GPU, which
+    // NVML answers for several GPUs at once.
     std::vector<nvml::Device> devices(count, nullptr);  // nullptr for a GPU that could not be read
+    std::vector<NvmlGpu> entries(count);
+    std::vector<std::vector<std::string>> notes(count);
+    std::vector<std::optional<DriverFault>> failures(count);
+    std::vector<std::thread> readers;
+    for (unsigned index = 0; index < count; ++index)
+        readers.emplace_back([&, index] {
+            entries[index].gpu.nvml_index = static_cast<int>(index);
+            failures[index] = read_gpu(nvml, index, entries[index], notes[index], devices[index]);
+        });
+    for (auto& reader : readers) reader.join();
     for (unsigned index = 0; index < count; ++index) {
-        NvmlGpu entry;
-        entry.gpu.nvml_index = static_cast<int>(index);
-        if (auto failure = read_gpu(nvml, index, entry, report.notes, devices[index])) {
-            entry.readable = false;
+        report.notes.insert(report.notes.end(), notes[index].begin(), notes[index].end());
+        if (failures[index]) {
+            entries[index].readable = false;
             devices[index] = nullptr;
-            report.faults.push_back(std::move(*failure));
+            report.faults.push_back(std::move(*failures[index]));
             report.problem = true;
         }
-        report.gpus.push_back(std::move(entry));
+        report.gpus.push_back(std::move(entries[index]));
     }
     read_nvml_topology(library, devices, report);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -198,13 +199,18 @@ void read_nvml_topology(const SharedLibrary& library, const std::vector<nvml::De
     // NVLinks matter only between GPUs: a host of one GPU skips their 36 calls.
     const bool peers = std::count_if(devices.begin(), devices.end(), [](nvml::Device d) { return d != nullptr; }) > 1;
     std::vector<GpuLinks> links(devices.size());
+    std::vector<std::thread> readers;  // a GPU's links on a thread of its own, as its health
     for (std::size_t i = 0; i < devices.size() && i < report.gpus.size(); ++i) {
         if (!devices[i]) continue;
-        if (peers) links[i] = read_nvlinks(nvml, devices[i], report.gpus[i].gpu);
-        report.gpus[i].gpu.pcie = read_pcie(nvml, devices[i]);
-        report.gpus[i].gpu.pci_bus_id = bus_id_of(nvml, devices[i]);
-        report.gpus[i].gpu.fabric = read_fabric(nvml, devices[i]);
+        readers.emplace_back([&, i] {
+            Gpu& gpu = report.gpus[i].gpu;
+            if (peers) links[i] = read_nvlinks(nvml, devices[i], gpu);
+            gpu.pcie = read_pcie(nvml, devices[i]);
+            gpu.pci_bus_id = bus_id_of(nvml, devices[i]);
+            gpu.fabric = read_fabric(nvml, devices[i]);
+        });
     }
+    for (auto& reader : readers) reader.join();
     for (std::size_t a = 0; a < devices.size(); ++a)
         for (std::size_t b = a + 1; b < devices.size(); ++b) {
             if (!devices[a] || !devices[b]) continue;

@@ -124,34 +124,55 @@ private:
     std::mutex mutex_;
 };
 
-// The device halves, in the order the names came; returns how long they
-// waited for their host halves once the GPU was open (the references'
-// share of the critical path).
+// One check's device half, its outcome timed; `waited_ms` grows by how long
+// it waited for its host half once the GPU was open.
+CheckOutcome run_one_check(const std::string& name, std::future<std::unique_ptr<kernels::PreparedCheck>>& prepared,
+                           const WorkerSettings& settings, const kernels::OpenedDevice& device,
+                           const SimulatedDevice& simulated, double& waited_ms) {
+    const std::string fault = fault_for_check(settings.fault, name);
+    die_for_fault(fault);
+    const Clock::time_point begin = Clock::now();
+    kernels::CheckResult result;
+    if (!device.ok) {
+        result.name = name;
+        result.status = kernels::CheckStatus::error;
+        result.detail = fmt::format("the GPU could not be opened: {}", device.detail);
+    } else if (settings.simulate) {
+        result = simulated.run(name, fault);
+    } else {
+        auto check = prepared.get();
+        waited_ms += std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
+        result = check->run(settings.gpu);
+    }
+    CheckOutcome outcome{settings.gpu, result.name, status_of(result.status), result.max_rel_error,
+                         result.tolerance, result.ms, result.tflops, result.detail};
+    outcome.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
+    return outcome;
+}
+
+// The device halves; returns how long they waited for their host halves
+// once the GPU was open (the references' share of the critical path).  In
+// quick mode they run at once, a thread each: small kernels, uploads and
+// judgements that leave the GPU mostly idle one after another.  The full
+// mode's throughput measurements run one after another, alone on the GPU.
 double run_checks(const std::vector<std::string>& names, PreparedChecks& prepared, const WorkerSettings& settings,
                   const kernels::OpenedDevice& device, const SimulatedDevice& simulated, LinePrinter& printer) {
-    double waited_ms = 0;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        const std::string fault = fault_for_check(settings.fault, names[i]);
-        die_for_fault(fault);
-        const Clock::time_point begin = Clock::now();
-        kernels::CheckResult result;
-        if (!device.ok) {
-            result.name = names[i];
-            result.status = kernels::CheckStatus::error;
-            result.detail = fmt::format("the GPU could not be opened: {}", device.detail);
-        } else if (settings.simulate) {
-            result = simulated.run(names[i], fault);
-        } else {
-            auto check = prepared[i].get();
-            waited_ms += std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
-            result = check->run(settings.gpu);
-        }
-        CheckOutcome outcome{settings.gpu, result.name, status_of(result.status), result.max_rel_error,
-                             result.tolerance, result.ms, result.tflops, result.detail};
-        outcome.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
-        printer(format_result_line(outcome));
+    std::vector<double> waited(names.size(), 0);
+    const bool together = parse_validate_mode(settings.mode) == ValidateMode::quick && device.ok && !settings.simulate;
+    if (!together) {
+        for (std::size_t i = 0; i < names.size(); ++i)
+            printer(format_result_line(run_one_check(names[i], prepared[i], settings, device, simulated, waited[i])));
+    } else {
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < names.size(); ++i)
+            threads.emplace_back([&, i] {
+                printer(format_result_line(run_one_check(names[i], prepared[i], settings, device, simulated, waited[i])));
+            });
+        for (auto& thread : threads) thread.join();
     }
-    return waited_ms;
+    double total = 0;
+    for (const double ms : waited) total += ms;
+    return total;
 }
 
 }  // namespace

@@ -15,6 +15,11 @@
 //                                 #   handle (cuIpcOpenMemHandle_v2) or a cuMem
 //                                 #   descriptor (cuMemImportFromShareableHandle)
 //   host_numa_id = 0              # CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (default 0)
+//   fabric_states = ["completed", "in-progress"]
+//                                 # each GPU's NVSwitch fabric, by position, as
+//                                 #   nvmlDeviceGetGpuFabricInfoV answers it ("not-supported",
+//                                 #   "not-started", "in-progress", "completed"); absent: the
+//                                 #   call answers NOT_SUPPORTED
 //   listed_processes = [{ pid = 4242, mib = 528 }]
 //                                 # every GPU's process list also names these
 //                                 #   (after the fixture's other_processes)
@@ -56,6 +61,7 @@ struct Machine {
     int context_delay_ms = 0;  // cuDevicePrimaryCtxRetain sleeps this long, then succeeds
     int handle_open_delay_ms = 0;  // cuIpcOpenMemHandle_v2 and cuMemImportFromShareableHandle sleep this long
     int host_numa_id = 0;
+    std::vector<int> fabric_states;  // NVML_GPU_FABRIC_STATE_* by GPU position; empty: no fabric
     struct ListedProcess {
         long pid = 0;
         unsigned long long mib = 0;
