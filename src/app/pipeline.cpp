@@ -24,6 +24,7 @@
 #include "env/env_file.h"
 #include "formats/formats.h"
 #include "gpu/detect.h"
+#include "gpu/nvml_probe.h"
 #include "handoff/handoff.h"
 #include "health/findings.h"
 #include "net/recipe_locations.h"
@@ -353,6 +354,7 @@ int carry_out(Plan plan, const Options& options) {
     }
     std::fflush(stderr);
     send_report(options.report_post, json);
+    wait_for_nvml_shutdown(std::chrono::seconds(1));  // NVML's descriptors closed before the exit or the exec
     if (plan.exit_code != ExitCode::ok || options.command.empty()) return static_cast<int>(plan.exit_code);
 
     std::vector<std::string> command = options.command;

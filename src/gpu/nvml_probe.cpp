@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -311,6 +313,34 @@ void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, NvmlR
 
 }  // namespace
 
+namespace {
+
+struct PendingShutdowns {
+    std::mutex mutex;
+    std::condition_variable ended;
+    int count = 0;
+};
+
+PendingShutdowns& pending_shutdowns() {
+    static PendingShutdowns pending;
+    return pending;
+}
+
+void shutdown_in_background(nvml::ShutdownFn shutdown) {
+    {
+        std::lock_guard lock(pending_shutdowns().mutex);
+        ++pending_shutdowns().count;
+    }
+    std::thread([shutdown] {
+        shutdown();
+        std::lock_guard lock(pending_shutdowns().mutex);
+        --pending_shutdowns().count;
+        pending_shutdowns().ended.notify_all();
+    }).detach();
+}
+
+}  // namespace
+
 NvmlReport probe_nvml(const std::string& library_name) {
     NvmlReport report;
     report.answered = true;
@@ -339,8 +369,17 @@ NvmlReport probe_nvml(const std::string& library_name) {
     }
     report.initialised = true;
     read_machine(nvml, library, report);
-    nvml.shutdown();
+    // NVML stays loaded for the process (an unload leaks a descriptor of the
+    // driver's each time, which --repeat would pile up), and its shutdown, a
+    // few milliseconds, goes on beside the rest of the run.
+    library.keep_loaded();
+    shutdown_in_background(nvml.shutdown);
     return report;
+}
+
+void wait_for_nvml_shutdown(std::chrono::milliseconds limit) {
+    std::unique_lock lock(pending_shutdowns().mutex);
+    pending_shutdowns().ended.wait_for(lock, limit, [] { return pending_shutdowns().count == 0; });
 }
 
 std::vector<DriverFault> nvml_driver_faults(const NvmlReport& report) {

@@ -212,9 +212,11 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
     LinePrinter printer(out);
     printer(format_ready_line(ready));
 
-    WorkerLinks links({settings->gpu, settings->source, device.pci_bus_id, settings->fault,
-                       device.ok ? std::string() : device.detail, settings->simulate ? &simulated : nullptr},
-                      [&printer](const std::string& line) { printer(line); });
+    WorkerLinkSettings link_settings{settings->gpu, settings->source, device.pci_bus_id, settings->fault,
+                                     device.ok ? std::string() : device.detail, false,
+                                     settings->simulate ? &simulated : nullptr};
+    link_settings.host_link_beside_checks = parse_validate_mode(settings->mode) == ValidateMode::quick;
+    WorkerLinks links(link_settings, [&printer](const std::string& line) { printer(line); });
     links_promise.set_value(&links);
     auto [names, prepared] = named_future.get();
     if (names.empty()) {
