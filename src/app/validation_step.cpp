@@ -143,7 +143,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     summary.checks.insert(summary.checks.end(), run.checks.begin(), run.checks.end());
     summary.wall_ms = std::chrono::duration<double, std::milli>(end - start).count();
     if (const auto ready = workers_.ready_at()) clock.mark_at(Phase::worker_ready, *ready);
-    for (const auto& times : workers_.times()) clock.mark_gpu(times.gpu, times.started, times.ready, times.done);
+    for (const auto& times : workers_.times()) clock.mark_gpu(times.gpu, times.started, times.running, times.ready, times.done);
     if (!work.empty()) clock.mark_at(Phase::checks, end);
     if (work.empty()) {
         copies.run = CopyCheckRun::not_run;

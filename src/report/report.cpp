@@ -326,6 +326,7 @@ std::string render_json(const Report& report) {
             toml::table entry;
             entry.insert_or_assign("gpu", gpu.gpu);
             put_number(entry, "started", gpu.started);
+            if (gpu.running) put_number(entry, "running", *gpu.running);
             if (gpu.ready) put_number(entry, "ready", *gpu.ready);
             if (gpu.done) put_number(entry, "done", *gpu.done);
             gpus.push_back(std::move(entry));
@@ -418,8 +419,10 @@ std::string render_summary(const Report& report, bool explain) {
             phases += fmt::format("{}{} {:.1f}", phases.empty() ? "" : ", ", to_string(phase), ms);
         out += fmt::format("  Timings (ms since start): {}\n", phases.empty() ? "none" : phases);
         if (const GpuTiming* slowest = report.timings.slowest_gpu())
-            out += fmt::format("  Slowest GPU: GPU {} (its worker started {:.1f}, ready {:.1f}{}; {} GPU worker{})\n",
-                               slowest->gpu, slowest->started, *slowest->ready,
+            out += fmt::format("  Slowest GPU: GPU {} (its worker started {:.1f}{}, ready {:.1f}{}; {} GPU worker{})\n",
+                               slowest->gpu, slowest->started,
+                               slowest->running ? fmt::format(", running {:.1f}", *slowest->running) : std::string(),
+                               *slowest->ready,
                                slowest->done ? fmt::format(", done {:.1f}", *slowest->done) : std::string(),
                                report.timings.gpus().size(), report.timings.gpus().size() == 1 ? "" : "s");
         out += "  Env settings:\n";

@@ -23,11 +23,13 @@ struct PhaseTiming {
 };
 
 // One GPU worker's life, in ms since the process started: when it was
-// started, when it had opened its GPU, when it said it was done.  A moment
+// started, when its program was running, when it had opened its GPU, when
+// it said it was done.  A moment
 // it never reached is absent.
 struct GpuTiming {
     int gpu = 0;  // as the workload sees it
     double started = 0;
+    std::optional<double> running;  // its program loaded (the exec's cost is running - started)
     std::optional<double> ready;
     std::optional<double> done;
 };
@@ -41,7 +43,8 @@ public:
     const std::vector<PhaseTiming>& phases() const { return timings_; }
 
     using TimePoint = std::chrono::steady_clock::time_point;
-    void mark_gpu(int gpu, TimePoint started, std::optional<TimePoint> ready, std::optional<TimePoint> done);
+    void mark_gpu(int gpu, TimePoint started, std::optional<TimePoint> running, std::optional<TimePoint> ready,
+                  std::optional<TimePoint> done);
     const std::vector<GpuTiming>& gpus() const { return gpus_; }
     // The GPU whose worker was ready last (the one a slow start waited for).
     const GpuTiming* slowest_gpu() const;

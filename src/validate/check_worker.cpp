@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/gpu_worker_name.h"
+#include "core/process_clock.h"
 #include "link_checks.h"
 #include "validate/fault_injection.h"
 #include "validate/simulated_device.h"
@@ -204,6 +205,7 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
     const kernels::OpenedDevice device =
         settings->simulate ? simulated.open(settings->gpu) : kernels::open_device(settings->gpu);
     WorkerReady ready;
+    ready.loaded = process_start();
     ready.at = Clock::now();
     ready.open_ms = std::chrono::duration<double, std::milli>(ready.at - start).count();
     ready.uuid = device.uuid;

@@ -371,7 +371,9 @@ std::vector<CheckWorkers::Times> CheckWorkers::times() const {
     std::vector<Times> times;
     for (const auto& worker : workers_) {
         if (worker->checks.empty()) continue;
-        Times entry{worker->target.gpu, worker->process->started_at(), {}, worker->output.done};
+        Times entry{worker->target.gpu, worker->process->started_at(), {}, {}, worker->output.done};
+        if (worker->output.ready && worker->output.ready->loaded.time_since_epoch().count() > 0)
+            entry.running = worker->output.ready->loaded;
         if (worker->output.ready && worker->output.ready->error.empty()) entry.ready = worker->output.ready->at;
         times.push_back(entry);
     }

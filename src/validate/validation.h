@@ -118,6 +118,7 @@ public:
     struct Times {
         int gpu = 0;
         std::chrono::steady_clock::time_point started;
+        std::optional<std::chrono::steady_clock::time_point> running;  // its program loaded and running
         std::optional<std::chrono::steady_clock::time_point> ready;
         std::optional<std::chrono::steady_clock::time_point> done;
     };

@@ -137,7 +137,7 @@ std::string format_check_list(const std::vector<std::string>& checks) {
 }
 
 std::string format_ready_line(const WorkerReady& ready) {
-    toml::table fields{{"at_ns", nanoseconds(ready.at)}, {"open_ms", ready.open_ms}};
+    toml::table fields{{"at_ns", nanoseconds(ready.at)}, {"loaded_ns", nanoseconds(ready.loaded)}, {"open_ms", ready.open_ms}};
     if (!ready.uuid.empty()) fields.insert("uuid", ready.uuid);
     if (!ready.capability.empty()) fields.insert("capability", ready.capability);
     if (!ready.error.empty()) fields.insert("error", ready.error);
@@ -258,6 +258,7 @@ WorkerOutput parse_worker_output(const std::string& text) {
         } else if (const toml::table* ready = document ? (*document)["ready"].as_table() : nullptr) {
             WorkerReady fields;
             fields.at = time_from((*ready)["at_ns"].value_or(std::int64_t{0}));
+            fields.loaded = time_from((*ready)["loaded_ns"].value_or(std::int64_t{0}));
             fields.open_ms = (*ready)["open_ms"].value_or(0.0);
             fields.uuid = (*ready)["uuid"].value_or(std::string());
             fields.capability = (*ready)["capability"].value_or(std::string());

@@ -59,6 +59,7 @@ std::string format_check_list(const std::vector<std::string>& checks);
 using MonotonicTime = std::chrono::steady_clock::time_point;
 
 struct WorkerReady {
+    MonotonicTime loaded;    // when the worker's program was loaded (its exec's cost shows between start and this)
     MonotonicTime at;
     double open_ms = 0;      // opening the GPU, from the worker's start
     std::string uuid;        // of the GPU it opened, when known
