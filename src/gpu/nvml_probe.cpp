@@ -342,6 +342,8 @@ void shutdown_in_background(nvml::ShutdownFn shutdown) {
 }  // namespace
 
 NvmlReport probe_nvml(const std::string& library_name) {
+    // An earlier probe's shutdown ends first: init and shutdown never overlap.
+    wait_for_nvml_shutdown(std::chrono::seconds(5));
     NvmlReport report;
     report.answered = true;
     SharedLibrary library(library_name);

@@ -88,6 +88,9 @@ kernels::OpenedDevice SimulatedDevice::open(int cuda_device) {
     void* context = nullptr;
     if (const auto status = d.init(0); status != cuda::SUCCESS) {
         device.detail = fmt::format("cuInit: CUDA error {}", static_cast<int>(status));
+        if (status == cuda::ERROR_SYSTEM_NOT_READY)
+            device.detail += "; on an NVSwitch machine (HGX, DGX) the fabric is not set up yet: start the host's "
+                             "nvidia-fabricmanager service, of the same version as the driver";
     } else if (const auto status = d.device_get(&handle, cuda_device); status != cuda::SUCCESS) {
         device.detail = fmt::format("cuDeviceGet: CUDA error {}", static_cast<int>(status));
     } else if (d.retain && d.retain(&context, handle) != cuda::SUCCESS) {
