@@ -1,6 +1,7 @@
 // Stands in for the CUDA kernels when the project is built without a toolkit.
 #include "check_catalog.h"
 #include "link_checks.h"
+#include "nccl_check.h"
 #include "validation_kernels.h"
 
 namespace provision::kernels {
@@ -78,6 +79,18 @@ void release_peer_exports() {}
 
 std::unique_ptr<PeerPullCheck> prepare_pull(int, const PeerSource&, const std::string&) {
     return std::make_unique<UnavailablePull>();
+}
+
+NcclUniqueId make_nccl_unique_id(const std::string&) {
+    NcclUniqueId id;
+    id.detail = kNoToolkit;
+    return id;
+}
+
+NcclAllReduce run_nccl_all_reduce(int, const std::string&, int, int, const std::string&, std::size_t, int) {
+    NcclAllReduce result;
+    result.detail = kNoToolkit;
+    return result;
 }
 
 HostMemoryCheck check_host_numa_memory(int) {

@@ -298,7 +298,7 @@ Plan plan_run(const Options& options) {
 
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
     clock.mark(Phase::selection);
-    const CopyChecks copies = validation.run(report.inventory, recipes, first, nccl.paths, report.validation, clock);
+    const CopyChecks copies = validation.run(report.inventory, recipes, first, nccl, report.validation, clock);
     const CheckVerdicts verdicts = verdicts_of(report.validation);
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
     report.formats = decide_formats(report.inventory, recipes, workload, report.decision.mechanism, packages,

@@ -121,7 +121,7 @@ void ValidationStep::follow(const Inventory& inventory) {
 }
 
 CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
-                               const NcclPaths& nccl, ValidationSummary& summary, PhaseClock& clock) {
+                               const NcclFacts& nccl, ValidationSummary& summary, PhaseClock& clock) {
     CopyChecks copies;
     if (const auto reason = skip_reason(inventory)) {
         summary.reason = *reason;
@@ -133,8 +133,10 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     const auto work = plan_checks(inventory, recipes, first, every_mechanism_, summary);
     LinkWork links;
     links.host_links = true;
-    links.peer_path = nccl.peer;
-    links.host_memory = nccl.cumem_host && inventory.gpus.size() > 1;  // NCCL's host buffers join ranks
+    links.peer_path = nccl.paths.peer;
+    links.host_memory = nccl.paths.cumem_host && inventory.gpus.size() > 1;  // NCCL's host buffers join ranks
+    if (validation_.mode == ValidateMode::full && nccl.library && inventory.gpus.size() > 1)
+        links.nccl_library = nccl.library->path;
     for (const GpuPair& pair : inventory.pairs)
         if (pair.p2p == PeerAccess::ok) links.peer_pairs.push_back({pair.first, pair.second});
     const auto start = std::chrono::steady_clock::now();
@@ -153,6 +155,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
         copies.pairs = std::move(run.peer_copies);
         copies.hosts = std::move(run.host_copies);
         copies.host_memory = std::move(run.host_memory);
+        copies.nccl_all_reduce = std::move(run.nccl_all_reduce);
     }
 
     bool any_run = false, any_failed = false;

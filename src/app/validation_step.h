@@ -12,7 +12,7 @@
 #include "app/options.h"
 #include "gpu/copy_check.h"
 #include "gpu/inventory.h"
-#include "nccl/nccl_paths.h"
+#include "pod/pod.h"
 #include "recipe/recipe.h"
 #include "report/report.h"
 #include "report/timings.h"
@@ -40,7 +40,8 @@ public:
     // returns the copies, marks worker_ready and checks on `clock`.
     // The peer copies follow the path the workload's NCCL takes (`nccl`),
     // and its host memory is checked where it comes from cuMem.
-    CopyChecks run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first, const NcclPaths& nccl,
+    // --validate=full also all-reduces across the workers with that NCCL.
+    CopyChecks run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first, const NcclFacts& nccl,
                    ValidationSummary& summary, PhaseClock& clock);
 
 private:

@@ -73,6 +73,16 @@ struct HostCopyResult {
     std::optional<PcieLink> link_while_busy;
 };
 
+// --validate=full: an all-reduce across the workers with the workload's NCCL.
+struct NcclAllReduceResult {
+    PeerCopyStatus status = PeerCopyStatus::skipped;  // passed, wrong_bytes (a wrong sum), timeout, error
+    int ranks = 0;
+    double init_ms = 0;        // the slowest rank's ncclCommInitRank
+    double ms = 0;             // the slowest rank's median all-reduce
+    double bus_gb_per_s = 0;   // from that time
+    std::string detail;
+};
+
 enum class CopyCheckRun {
     ran,        // the worker ran it: `pairs` and `hosts` hold what it measured
     simulated,  // a simulated machine: every pair is reported skipped (simulated)
@@ -85,6 +95,7 @@ struct CopyChecks {
     std::vector<PeerCopyResult> pairs;  // one per pair checked, in any order
     std::vector<HostCopyResult> hosts;  // one per GPU measured
     std::vector<HostMemoryResult> host_memory;  // one per GPU checked (where the workload's NCCL uses it)
+    std::optional<NcclAllReduceResult> nccl_all_reduce;  // --validate=full, with an NCCL and two GPUs or more
 
     const PeerCopyResult* pair(int first, int second) const;
     const HostCopyResult* host(int gpu) const;

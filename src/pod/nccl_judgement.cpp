@@ -57,6 +57,11 @@ NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths
                         pair.first, pair.second, nccl_name(nccl), pair.failed_path_detail,
                         setting(judgement, environment, "NCCL_CUMEM_ENABLE", "0")));
     }
+    if (const auto& all_reduce = checks.nccl_all_reduce; all_reduce && all_reduce->status != PeerCopyStatus::passed)
+        add(-1, "nccl_all_reduce_failed",
+            fmt::format("{} could not all-reduce across the {} GPUs ({}: {}): a distributed job would fail the same "
+                        "way; NCCL_DEBUG=INFO in the job's environment shows where",
+                        nccl_name(nccl), all_reduce->ranks, to_string(all_reduce->status), all_reduce->detail));
     for (const HostMemoryResult& memory : checks.host_memory) {
         if (memory.ok) continue;
         std::string cause;

@@ -7,6 +7,8 @@
 //                      a seccomp profile refusing get_mempolicy, Docker's
 //                      default without --cap-add SYS_NICE)
 //   nccl_driver_too_old  NCCL was built for a newer CUDA than the driver runs
+//   nccl_all_reduce_failed  --validate=full: NCCL itself could not all-reduce
+//                      across the workers (an error, a hang, a wrong sum)
 // A variable the user set is never replaced: the finding says which value stays.
 #pragma once
 

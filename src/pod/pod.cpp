@@ -28,6 +28,7 @@ PodReport judge_pod(const Inventory& inventory, const RecipeSet& recipes, const 
     pod.host = host;
     pod.nccl = nccl;
     pod.host_memory = checks.host_memory;
+    pod.nccl_all_reduce = checks.nccl_all_reduce;
     pod.nccl_judgement = judge_nccl(nccl.library, nccl.paths, inventory, checks, host, recipes.policy, environment);
     append(pod.findings, pod.nccl_judgement.findings);
     pod.peer_access =

@@ -37,6 +37,7 @@ struct PodReport {
     std::vector<LinkReport> links;              // one per pair of visible GPUs, in CUDA's order
     std::vector<HostCopyResult> host_copies;    // per GPU, where the copies ran
     std::vector<HostMemoryResult> host_memory;  // per GPU, where NCCL's cuMem host memory was checked
+    std::optional<NcclAllReduceResult> nccl_all_reduce;  // --validate=full
     ContainerLimits container;
     HostFacts host;
     NcclFacts nccl;

@@ -44,7 +44,7 @@ inline const std::vector<std::string>& pod_signals() {
     static const std::vector<std::string> names = {
         "p2p_unavailable", "p2p_broken",    "p2p_slow",          "nvlink_inactive",   "mixed_gpus",
         "pcie_degraded",   "shm_too_small", "memlock_limited",   "cumem_p2p_failed",  "cumem_host_failed",
-        "nccl_driver_too_old"};
+        "nccl_driver_too_old", "nccl_all_reduce_failed"};
     return names;
 }
 

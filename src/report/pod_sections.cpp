@@ -83,6 +83,17 @@ std::optional<toml::table> nccl_table(const PodReport& pod) {
                       {"peer_path", std::string(to_string(pod.nccl.paths.peer))},
                       {"host_memory", std::string(pod.nccl.paths.cumem_host ? "cumem" : "shm")}};
     if (!library->cuda.empty()) table.insert_or_assign("cuda", library->cuda);
+    if (const auto& all_reduce = pod.nccl_all_reduce) {
+        toml::table entry{{"status", std::string(to_string(all_reduce->status))},
+                          {"ranks", static_cast<std::int64_t>(all_reduce->ranks)}};
+        if (all_reduce->status == PeerCopyStatus::passed) {
+            entry.insert_or_assign("init_ms", std::round(all_reduce->init_ms * 10) / 10);
+            entry.insert_or_assign("ms", std::round(all_reduce->ms * 1000) / 1000);
+            entry.insert_or_assign("bus_gb_per_s", std::round(all_reduce->bus_gb_per_s * 10) / 10);
+        }
+        if (!all_reduce->detail.empty()) entry.insert_or_assign("detail", all_reduce->detail);
+        table.insert_or_assign("all_reduce", std::move(entry));
+    }
     return table;
 }
 
@@ -100,6 +111,13 @@ std::string explain_nccl(const PodReport& pod) {
     out += fmt::format("    peer memory: {} ({})\n", to_string(pod.nccl.paths.peer), pod.nccl.paths.peer_why);
     out += fmt::format("    host memory: {} ({})\n", pod.nccl.paths.cumem_host ? "cuMem" : "/dev/shm",
                        pod.nccl.paths.host_why);
+    if (const auto& all_reduce = pod.nccl_all_reduce)
+        out += fmt::format("    all-reduce over {} GPUs: {}{}{}\n", all_reduce->ranks, to_string(all_reduce->status),
+                           all_reduce->status == PeerCopyStatus::passed
+                               ? fmt::format(", {:.1f} GB/s bus bandwidth, {:.3f} ms, communicator {:.0f} ms",
+                                             all_reduce->bus_gb_per_s, all_reduce->ms, all_reduce->init_ms)
+                               : std::string(),
+                           all_reduce->detail.empty() ? std::string() : " (" + printable(all_reduce->detail, 256) + ")");
     for (const HostMemoryResult& memory : pod.host_memory)
         out += fmt::format("    GPU {}: cuMem host memory at NUMA node {} {}{}\n", memory.gpu, memory.numa_node,
                            memory.ok ? "works" : "FAILS", memory.detail.empty() ? std::string() : ": " + memory.detail);

@@ -148,7 +148,8 @@ ValidationRun CheckWorkers::run(const std::vector<GpuChecks>& work, const LinkWo
         if (links.host_memory) input += format_host_memory_command();
         if (exporting(job.gpu)) input += format_export_command(job.gpu, links.peer_bytes, links.peer_path);
         worker->process->write_input(input);
-        if (!exporting(job.gpu)) worker->process->close_input();  // nothing more to say: it ends after these
+        // Nothing more to say: it ends after these.
+        if (!exporting(job.gpu) && links.nccl_library.empty()) worker->process->close_input();
         started.push_back(worker);
     }
     // A worker has done its own part when its checks and host measurements
@@ -181,6 +182,7 @@ ValidationRun CheckWorkers::run(const std::vector<GpuChecks>& work, const LinkWo
     }
     failed_results_.clear();
     wait_for(started, checked);  // workers without pairs, or whose pairs could not start
+    if (!links.nccl_library.empty()) result.nccl_all_reduce = all_reduce(links);
 
     for (const GpuChecks& job : work) {
         const Worker* worker = job.checks.empty() ? nullptr : worker_of(job.gpu);
@@ -215,6 +217,60 @@ void CheckWorkers::let_go_at_done() {
         finishing.push_back(worker.get());
     }
     wait_for(finishing, [](const Worker&) { return false; });
+}
+
+std::optional<NcclAllReduceResult> CheckWorkers::all_reduce(const LinkWork& links) {
+    std::vector<Worker*> ranks;
+    for (auto& worker : workers_)
+        if (!worker->checks.empty() && worker->alive()) ranks.push_back(worker.get());
+    std::sort(ranks.begin(), ranks.end(), [](const Worker* a, const Worker* b) { return a->target.gpu < b->target.gpu; });
+    if (ranks.size() < 2) return std::nullopt;
+    const Clock::duration limit = limit_of(options_.timeout_s);
+    NcclAllReduceResult result;
+    result.ranks = static_cast<int>(ranks.size());
+    // Rank 0 makes the communicator's id; every rank joins with it.
+    Worker* first = ranks.front();
+    first->deadline = Clock::now() + limit;
+    first->process->write_input(format_nccl_id_command(links.nccl_library));
+    wait_for({first}, [](const Worker& worker) { return worker.output.nccl_id.has_value(); });
+    if (!first->output.nccl_id || !first->output.nccl_id->ok) {
+        result.status = PeerCopyStatus::error;
+        result.detail = first->output.nccl_id ? "no communicator id: " + first->output.nccl_id->detail
+                                              : fmt::format("the worker of GPU {} ended without a communicator id",
+                                                            first->target.gpu);
+        return result;
+    }
+    for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+        ranks[rank]->deadline = Clock::now() + limit;
+        ranks[rank]->process->write_input(format_nccl_all_reduce_command(
+            result.ranks, static_cast<int>(rank), links.nccl_bytes, links.nccl_repeats, first->output.nccl_id->id,
+            links.nccl_library));
+    }
+    wait_for(ranks, [](const Worker& worker) { return worker.output.nccl.has_value(); });
+    result.status = PeerCopyStatus::passed;
+    for (const Worker* worker : ranks) {
+        const auto& line = worker->output.nccl;
+        if (!line) {
+            const bool killed = worker->process->outcome().timed_out;
+            result.status = killed ? PeerCopyStatus::timeout : PeerCopyStatus::error;
+            result.detail = killed ? fmt::format("GPU {}'s rank did not finish within {:g} s; its worker was killed",
+                                                 worker->target.gpu, options_.timeout_s)
+                                   : fmt::format("GPU {}'s worker ended without an answer", worker->target.gpu);
+            return result;
+        }
+        if (!line->ok) {
+            result.status = line->ms > 0 ? PeerCopyStatus::wrong_bytes : PeerCopyStatus::error;
+            result.detail = fmt::format("GPU {}: {}", worker->target.gpu, line->detail);
+            return result;
+        }
+        result.init_ms = std::max(result.init_ms, line->init_ms);
+        if (line->ms >= result.ms) {
+            result.ms = line->ms;
+            result.bus_gb_per_s = line->bus_gb_per_s;
+            result.detail = line->detail;
+        }
+    }
+    return result;
 }
 
 void CheckWorkers::export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs, const LinkWork& links) {

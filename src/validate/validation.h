@@ -64,6 +64,11 @@ struct LinkWork {
     std::vector<std::pair<int, int>> peer_pairs;  // CUDA indices
     PeerPath peer_path = PeerPath::legacy_ipc;
     bool host_memory = false;
+    // --validate=full: the workload's libnccl.so.2 for an all-reduce across
+    // the workers (empty: none).
+    std::string nccl_library;
+    std::size_t nccl_bytes = std::size_t{1} << 30;
+    int nccl_repeats = 5;
     std::size_t host_bytes = std::size_t{32} << 20;
     std::size_t peer_bytes = std::size_t{64} << 20;
     int repeats = 3;  // timed copies of each, after an untimed one
@@ -74,6 +79,7 @@ struct ValidationRun {
     std::vector<HostCopyResult> host_copies;
     std::vector<PeerCopyResult> peer_copies;  // one per pair asked for
     std::vector<HostMemoryResult> host_memory;  // one per GPU asked
+    std::optional<NcclAllReduceResult> nccl_all_reduce;
 };
 
 // Where one worker runs.
@@ -144,6 +150,8 @@ private:
     void export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs, const LinkWork& links);
     // Ends the run: closes every worker's input and waits for its `done`.
     void let_go_at_done();
+    // The all-reduce across the workers that still run (two or more).
+    std::optional<NcclAllReduceResult> all_reduce(const LinkWork& links);
 
     ValidationOptions options_;
     std::vector<std::unique_ptr<Worker>> workers_;

@@ -9,6 +9,7 @@
 #include "cumem_sharing.h"
 #include "gpu/pcie_sysfs.h"
 #include "link_checks.h"
+#include "nccl_check.h"
 #include "validate/simulated_device.h"
 #include "validate/worker_protocol.h"
 
@@ -20,10 +21,11 @@ kernels::PeerPath kernel_path(PeerPath path) {
 }
 
 // The fault planted in a link command: a pull's pair's own ("link.0-1"),
-// else all pulls' ("link"); the host link's ("host-link").  Exports and the
-// host memory have none.
+// else all pulls' ("link"); the host link's ("host-link"); the all-reduce's
+// ("nccl").  Exports, the host memory and the NCCL id have none.
 std::string link_fault(const std::string& spec, const LinkCommand& command, int own_gpu) {
     if (command.kind == LinkCommand::Kind::host_link) return fault_for_check(spec, "host-link");
+    if (command.kind == LinkCommand::Kind::nccl_all_reduce) return fault_for_check(spec, "nccl");
     if (command.kind != LinkCommand::Kind::pull) return {};
     const int a = std::min(command.gpu, own_gpu), b = std::max(command.gpu, own_gpu);
     if (auto fault = fault_for_check(spec, "link." + std::to_string(a) + "-" + std::to_string(b)); !fault.empty())
@@ -187,6 +189,20 @@ std::unique_ptr<WorkerLinks::Pending> WorkerLinks::prepare(const std::string& li
             pending->answer = format_host_memory_line(memory);
             break;
         }
+        case LinkCommand::Kind::nccl_id: {
+            NcclIdLine id;
+            if (!error.empty()) {
+                id.detail = "the GPU could not be opened: " + error;
+            } else if (simulated) {
+                id = {true, "simulated", "simulated"};
+            } else {
+                const auto made = kernels::make_nccl_unique_id(command->library);
+                id = {made.ok, made.id, made.detail};
+            }
+            pending->answer = format_nccl_id_line(id);
+            break;
+        }
+        case LinkCommand::Kind::nccl_all_reduce: break;  // all ranks join once their checks are done
         case LinkCommand::Kind::host_link:
             if (error.empty() && !simulated)
                 pending->host_link = kernels::prepare_host_link(settings_.cuda_device, command->bytes);
@@ -218,6 +234,14 @@ std::string WorkerLinks::finish(Pending& pending) {
     const std::string& fault = pending.fault;
     if (settings_.simulated && fault == "hang")
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // the parent's limit ends it
+    if (command.kind == LinkCommand::Kind::nccl_all_reduce) {
+        if (!error.empty()) return format_nccl_line({false, 0, 0, 0, "the GPU could not be opened: " + error});
+        if (settings_.simulated && fault == "error") return format_nccl_line({false, 10, 0, 0, "simulated: error"});
+        if (settings_.simulated) return format_nccl_line({true, 10, 1, 100, "simulated"});
+        const auto run = kernels::run_nccl_all_reduce(settings_.cuda_device, command.library, command.ranks, command.gpu,
+                                                      command.handle, command.bytes, command.repeats);
+        return format_nccl_line({run.ok, run.init_ms, run.ms, run.bus_gb_per_s, run.detail});
+    }
     if (command.kind == LinkCommand::Kind::host_link) {
         if (!error.empty()) return format_host_link_line({false, 0, 0, {}, "the GPU could not be opened: " + error});
         if (settings_.simulated) {

@@ -162,6 +162,26 @@ std::string format_pull_command(int gpu, std::size_t bytes, int repeats, PeerPat
 
 std::string format_host_memory_command() { return "host-memory\n"; }
 
+std::string format_nccl_id_command(const std::string& library) { return fmt::format("nccl-id {}\n", library); }
+
+std::string format_nccl_all_reduce_command(int ranks, int rank, std::size_t bytes, int repeats, const std::string& id,
+                                           const std::string& library) {
+    return fmt::format("nccl-all-reduce {} {} {} {} {} {}\n", ranks, rank, bytes, repeats, id, library);
+}
+
+std::string format_nccl_id_line(const NcclIdLine& line) {
+    return one_line(toml::table{
+        {"nccl_id", inline_table(toml::table{{"ok", line.ok}, {"id", line.id}, {"detail", line.detail}})}});
+}
+
+std::string format_nccl_line(const NcclLine& line) {
+    return one_line(toml::table{{"nccl", inline_table(toml::table{{"ok", line.ok},
+                                                                  {"init_ms", line.init_ms},
+                                                                  {"ms", line.ms},
+                                                                  {"bus_gb_per_s", line.bus_gb_per_s},
+                                                                  {"detail", line.detail}})}});
+}
+
 std::optional<LinkCommand> parse_link_command(const std::string& line) {
     std::istringstream words(line);
     std::string verb, path;
@@ -178,6 +198,18 @@ std::optional<LinkCommand> parse_link_command(const std::string& line) {
         words >> command.gpu >> command.bytes >> command.repeats >> path >> command.handle;
     } else if (verb == "host-memory") {
         command.kind = LinkCommand::Kind::host_memory;
+        return command;
+    } else if (verb == "nccl-id" || verb == "nccl-all-reduce") {
+        command.kind = verb == "nccl-id" ? LinkCommand::Kind::nccl_id : LinkCommand::Kind::nccl_all_reduce;
+        if (command.kind == LinkCommand::Kind::nccl_all_reduce)
+            words >> command.ranks >> command.gpu >> command.bytes >> command.repeats >> command.handle;
+        std::getline(words >> std::ws, command.library);  // a path: the rest of the line
+        if (!words.eof() && !words) return std::nullopt;
+        if (command.library.empty()) return std::nullopt;
+        if (command.kind == LinkCommand::Kind::nccl_all_reduce &&
+            (command.ranks < 2 || command.gpu < 0 || command.gpu >= command.ranks || command.bytes == 0 ||
+             command.repeats < 1 || command.handle.empty()))
+            return std::nullopt;
         return command;
     } else {
         return std::nullopt;
@@ -276,6 +308,15 @@ WorkerOutput parse_worker_output(const std::string& text) {
         } else if (const toml::table* pulled = document ? (*document)["pulled"].as_table() : nullptr) {
             PulledLine line = pulled_from(*pulled);
             output.pulled.insert_or_assign({line.from, line.path}, std::move(line));
+            continue;
+        } else if (const toml::table* id = document ? (*document)["nccl_id"].as_table() : nullptr) {
+            output.nccl_id = NcclIdLine{(*id)["ok"].value_or(false), (*id)["id"].value_or(std::string()),
+                                        (*id)["detail"].value_or(std::string())};
+            continue;
+        } else if (const toml::table* nccl = document ? (*document)["nccl"].as_table() : nullptr) {
+            output.nccl = NcclLine{(*nccl)["ok"].value_or(false), (*nccl)["init_ms"].value_or(0.0),
+                                   (*nccl)["ms"].value_or(0.0), (*nccl)["bus_gb_per_s"].value_or(0.0),
+                                   (*nccl)["detail"].value_or(std::string())};
             continue;
         } else if (const toml::table* memory = document ? (*document)["host_memory"].as_table() : nullptr) {
             output.host_memory = HostMemoryLine{(*memory)["ok"].value_or(false),

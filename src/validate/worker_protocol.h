@@ -29,6 +29,11 @@
 //                      pulled = { from = GPU, path = "cumem-fd", status = "passed", gb_per_s = 371.2, detail = "..." }
 //                   host-memory
 //                      host_memory = { ok = true, numa_node = 0, detail = "..." }
+//                   nccl-id LIBRARY
+//                      nccl_id = { ok = true, id = "<ncclUniqueId in hex>", detail = "..." }
+//                   nccl-all-reduce RANKS RANK BYTES REPEATS ID LIBRARY
+//                      nccl = { ok = true, init_ms = 412.0, ms = 3.3, bus_gb_per_s = 322.1, detail = "..." }
+//                (LIBRARY, the workload's libnccl.so.2, is the rest of the line)
 //                GPU is the source's index as the workload sees it (the
 //                pattern the buffer holds); PATH is legacy-ipc or cumem-fd
 //                (gpu/copy_check.h); HANDLE the legacy handle in hex, or the
@@ -111,10 +116,29 @@ struct HostMemoryLine {
     std::string detail;
 };
 
+struct NcclIdLine {
+    bool ok = false;
+    std::string id;
+    std::string detail;
+};
+
+struct NcclLine {
+    bool ok = false;
+    double init_ms = 0;
+    double ms = 0;
+    double bus_gb_per_s = 0;
+    std::string detail;
+};
+
 std::string format_host_link_command(std::size_t bytes, int repeats);
 std::string format_export_command(int gpu, std::size_t bytes, PeerPath path);
 std::string format_pull_command(int gpu, std::size_t bytes, int repeats, PeerPath path, const std::string& handle);
 std::string format_host_memory_command();
+std::string format_nccl_id_command(const std::string& library);
+std::string format_nccl_all_reduce_command(int ranks, int rank, std::size_t bytes, int repeats, const std::string& id,
+                                           const std::string& library);
+std::string format_nccl_id_line(const NcclIdLine& line);
+std::string format_nccl_line(const NcclLine& line);
 std::string format_host_link_line(const HostLinkLine& line);
 std::string format_exported_line(const ExportedLine& line);
 std::string format_pulled_line(const PulledLine& line);
@@ -122,12 +146,14 @@ std::string format_host_memory_line(const HostMemoryLine& line);
 
 // A command line, read back by the worker.
 struct LinkCommand {
-    enum class Kind { host_link, export_buffer, pull, host_memory } kind = Kind::host_link;
-    int gpu = 0;
+    enum class Kind { host_link, export_buffer, pull, host_memory, nccl_id, nccl_all_reduce } kind = Kind::host_link;
+    int gpu = 0;                 // a pull's source; an all-reduce's rank
+    int ranks = 0;
     std::size_t bytes = 0;
     int repeats = 1;
     PeerPath path = PeerPath::legacy_ipc;
-    std::string handle;
+    std::string handle;          // a pull's; an all-reduce's communicator id
+    std::string library;         // the NCCL commands'
 };
 std::optional<LinkCommand> parse_link_command(const std::string& line);
 
@@ -139,6 +165,8 @@ struct WorkerOutput {
     std::map<PeerPath, ExportedLine> exported;    // by path
     std::map<std::pair<int, PeerPath>, PulledLine> pulled;  // by the source GPU and the path
     std::optional<HostMemoryLine> host_memory;
+    std::optional<NcclIdLine> nccl_id;
+    std::optional<NcclLine> nccl;
     std::optional<MonotonicTime> done;
     std::string unparsed;                         // the first line that was none of these, if any
 };

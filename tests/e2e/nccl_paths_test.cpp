@@ -302,3 +302,38 @@ TEST_CASE("nccl: the host's NUMA nodes and IOMMU groups, read from sysfs", "[ncc
     CHECK(has(message, "a translating IOMMU on GPU 0 (0000:18:00.0, IOMMU group type DMA-FQ)"));
     CHECK(has(message, "iommu=pt"));
 }
+
+TEST_CASE("nccl: --validate=full all-reduces across the workers with the workload's NCCL", "[nccl][full]") {
+    if (skip_without_prerequisites()) return;
+    SECTION("passed") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, ""), {}, {"--validate=full", "--explain"});
+        INFO(result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        const auto& all_reduce = report["nccl"]["all_reduce"];
+        CHECK(all_reduce["status"] == "passed");
+        CHECK(all_reduce["ranks"] == 2);
+        CHECK(all_reduce["bus_gb_per_s"].get<double>() > 0);
+        CHECK(has(result.err, "all-reduce over 2 GPUs: passed"));
+    }
+    SECTION("a rank fails: nccl_all_reduce_failed") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, ""), {{"PROVISION_TEST_FAULT", "nccl=error"}},
+                                {"--validate=full"});
+        INFO(result.err);
+        CHECK(result.exit_code == 5);
+        const auto report = e2e::report(result);
+        CHECK(report["nccl"]["all_reduce"]["status"] == "error");
+        const auto findings = findings_of(report, "nccl_all_reduce_failed");
+        REQUIRE(findings.size() == 1);
+        CHECK(findings[0]["level"] == "failed");
+        reliability::record("nccl", "--validate=full: NCCL's all-reduce across the workers fails",
+                            "nccl_all_reduce_failed (failed); exit 5", "the run");
+    }
+    SECTION("quick mode does not all-reduce") {
+        TempDir dir;
+        const auto report = e2e::report(run(dir, venv(dir, true), machine(dir, "")));
+        CHECK_FALSE(report["nccl"].contains("all_reduce"));
+    }
+}

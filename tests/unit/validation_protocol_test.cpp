@@ -281,3 +281,33 @@ TEST_CASE("link commands and their answers round-trip", "[validation][protocol][
     CHECK_FALSE(output.host_memory->ok);
     CHECK(output.host_memory->numa_node == 1);
 }
+
+TEST_CASE("the NCCL commands and answers round-trip, the library's path whole", "[validation][protocol][links]") {
+    const std::string library = "/opt/my venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2";
+    const auto id = parse_link_command(format_nccl_id_command(library));
+    REQUIRE(id);
+    CHECK(id->kind == LinkCommand::Kind::nccl_id);
+    CHECK(id->library == library);
+    const auto all_reduce = parse_link_command(format_nccl_all_reduce_command(4, 3, 1 << 30, 5, "00ab", library));
+    REQUIRE(all_reduce);
+    CHECK(all_reduce->kind == LinkCommand::Kind::nccl_all_reduce);
+    CHECK(all_reduce->ranks == 4);
+    CHECK(all_reduce->gpu == 3);
+    CHECK(all_reduce->bytes == std::size_t{1} << 30);
+    CHECK(all_reduce->repeats == 5);
+    CHECK(all_reduce->handle == "00ab");
+    CHECK(all_reduce->library == library);
+    CHECK_FALSE(parse_link_command("nccl-id"));                                 // no library
+    CHECK_FALSE(parse_link_command("nccl-all-reduce 4 4 1024 5 00ab /lib.so"));  // rank past the ranks
+    CHECK_FALSE(parse_link_command("nccl-all-reduce 1 0 1024 5 00ab /lib.so"));  // one rank reduces nothing
+    CHECK_FALSE(parse_link_command("nccl-all-reduce 2 0 1024"));                // cut short
+
+    const WorkerOutput output = parse_worker_output(format_nccl_id_line({true, "00ab", ""}) + "\n" +
+                                                    format_nccl_line({true, 412.5, 3.3, 322.1, "1024 MiB"}) + "\n");
+    CHECK(output.unparsed.empty());
+    REQUIRE(output.nccl_id);
+    CHECK(output.nccl_id->id == "00ab");
+    REQUIRE(output.nccl);
+    CHECK(output.nccl->init_ms == 412.5);
+    CHECK(output.nccl->bus_gb_per_s == 322.1);
+}
