@@ -81,7 +81,8 @@ constexpr const char* kExitCodes =
     "4 no mechanism can serve / override refused, 5 validation failed or a GPU deemed unhealthy,\n"
     "6 env file (or the --json report, --node-labels, --metrics) could not be written, 126/127\n"
     "COMMAND cannot be executed / not found, 128+N stopped by signal N (SIGTERM: 143) before the\n"
-    "handoff, or at any time with --repeat.\n"
+    "handoff, or at any time with --repeat; the signal then removes the --node-labels and --metrics\n"
+    "files (only the regular file provision found there or wrote, while it is still that file).\n"
     "Remote recipes are cached and revalidated by ETag; when the server fails the cached copy is\n"
     "used with a warning, and without one the run stops (exit 3).  Header values and credentials\n"
     "in URLs are never printed.\n";
@@ -362,6 +363,7 @@ int main(int argc, char** argv) {
         // --json decides the error's form even when parsing fails later.
         json = wants_json(argc, argv);
         if (!parse(argc, argv, options)) return 0;
+        provision::remove_published_files_at_termination(options);
         if (options.repeat_interval) provision::run_repeatedly(options);
         return provision::carry_out(provision::plan_run(options), options);
     } catch (const provision::Error& error) {

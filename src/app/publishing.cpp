@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/file_identity.h"
+#include "core/termination.h"
 #include "publish/publish.h"
 #include "recipe/builtin_recipes.h"
 
@@ -23,6 +25,13 @@ std::string recipes_digest(const Options& options) {
 
 void check_publish_settings(const Plan& plan, const Options& options) {
     if (options.check || !options.publish.node_labels.empty()) (void)node_label_prefix(&plan.recipes);
+}
+
+void remove_published_files_at_termination(Options& options) {
+    options.publish.remove_at_termination = true;
+    for (const auto* path : {&options.publish.node_labels, &options.publish.metrics})
+        if (!path->empty())
+            if (const auto found = regular_file_at(*path)) remove_at_termination(*path, *found);
 }
 
 void publish_finished_run(Plan& plan, const Options& options) {

@@ -10,7 +10,6 @@
 #include "app/pipeline.h"
 #include "app/publishing.h"
 #include "core/process_clock.h"
-#include "core/termination.h"
 
 namespace provision {
 namespace {
@@ -56,8 +55,6 @@ std::chrono::seconds labels_lifetime(std::chrono::milliseconds interval) {
 void run_repeatedly(const Options& options) {
     Options round = options;
     round.publish.labels_expire_after = labels_lifetime(*options.repeat_interval);
-    for (const auto* path : {&round.publish.node_labels, &round.publish.metrics})
-        if (!path->empty()) remove_at_termination(*path);
     for (;;) {
         const auto started = Clock::now();
         round.publish.round_started_ms = ms_since_start(started);

@@ -6,8 +6,9 @@
 // that exit with it, so nothing holds GPU memory between rounds.  A round
 // that fails (a recipe URL down, a GPU unhealthy) publishes that it failed
 // and the next round tries again.  SIGTERM, SIGINT and SIGHUP stop it at
-// any moment: the labels and metrics files are removed (so no stale
-// `validated=true` outlives provision), the workers killed, exit 128 + N.
+// any moment: the labels and metrics files are removed, each while it is
+// still the file provision found there or wrote (so no stale `validated=true` outlives provision), the workers
+// killed, exit 128 + N.
 #pragma once
 
 #include "app/options.h"

@@ -272,7 +272,7 @@ std::map<std::string, std::string> source_env_file(const std::string& path, cons
     return values;
 }
 
-pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, int stdout_fd) {
     std::map<std::string, std::string> merged = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", "/tmp"}};
     for (const auto& [name, value] : env) merged[name] = value;
     std::vector<std::string> env_strings;
@@ -286,7 +286,8 @@ pid_t start(const std::vector<std::string>& args, const std::map<std::string, st
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
+    else posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid = 0;
     // posix_spawnp searches the PATH of this process, not the child's.

@@ -5,9 +5,13 @@
 // build lets tests simulate the validation worker (fault injection), each
 // round's worker really opens the fake GPU, and none may outlive its round.
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -167,4 +171,80 @@ TEST_CASE("--repeat: the labels follow a GPU that turns unhealthy; SIGTERM remov
                         "each round's validation worker is gone before the next; exit 143, labels and metrics "
                         "removed, no process left",
                         "the labels (by design, as GPU Feature Discovery)");
+}
+
+namespace {
+
+// provision --repeat on a simulated H100, its stderr in `log`.
+std::vector<std::string> repeat_args(const TempDir& dir, const std::string& interval,
+                                     std::vector<std::string> more) {
+    std::vector<std::string> args = {PROVISION_BINARY,          "--repeat",  interval,
+                                     "--gpu-fixture",           e2e::gpu_fixture("h100"),
+                                     "--site-packages",         e2e::site_packages("all"),
+                                     "--env-file",              dir.file(".env")};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
+// Waits (at most 20 s) for `ready`; on failure the message shows the log.
+void wait_or_fail(const TempDir& dir, const std::function<bool()>& ready, const char* what) {
+    if (publish_test::wait_for(ready, 20s)) return;
+    const std::string log = e2e::read_file(dir.file("provision.log"));
+    FAIL(what << " within 20 s; provision's log ends:\n" << log.substr(log.size() > 4000 ? log.size() - 4000 : 0));
+}
+
+bool log_has(const TempDir& dir, const std::string& words) {
+    return e2e::read_file(dir.file("provision.log")).find(words) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("--repeat: a signal removes only the files provision wrote, never a link, a FIFO or a device node",
+          "[publish]") {
+    std::vector<std::string> kinds = {"a FIFO"};
+    if (::geteuid() == 0) kinds.push_back("a character device");
+    else WARN("not root: no device node (mknod) at the metrics path");
+    for (const auto& kind : kinds) {
+        TempDir dir;
+        e2e::write_file(dir.file("precious"), "precious\n");
+        std::filesystem::create_symlink(dir.file("precious"), dir.file("labels"));
+        const std::string metrics = dir.file("provision.prom");
+        if (kind == "a FIFO") REQUIRE(::mkfifo(metrics.c_str(), 0644) == 0);
+        else REQUIRE(::mknod(metrics.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0);  // as /dev/null
+        publish_test::Background provision(
+            repeat_args(dir, "0.2", {"--node-labels", dir.file("labels"), "--metrics", metrics}), {},
+            dir.file("provision.log"));
+        // A round refused both, and said so.
+        wait_or_fail(
+            dir, [&] { return log_has(dir, "it is a symbolic link") && log_has(dir, "it is " + kind); },
+            "a round refusing both paths");
+        INFO("metrics at " << kind);
+        CHECK(provision.stop(SIGTERM, 5s) == 143);
+        CHECK(std::filesystem::is_symlink(dir.file("labels")));
+        CHECK(e2e::read_file(dir.file("precious")) == "precious\n");
+        struct stat info {};
+        REQUIRE(::lstat(metrics.c_str(), &info) == 0);
+        CHECK((kind == "a FIFO" ? S_ISFIFO(info.st_mode) : S_ISCHR(info.st_mode)));
+    }
+    reliability::record("repeat",
+                        "--repeat with --node-labels at a symbolic link and --metrics at a FIFO or a device node "
+                        "(/dev/null's numbers), then SIGTERM",
+                        "each round refuses them (exit 6 in the metrics it cannot write); SIGTERM exits 143 and "
+                        "leaves the link, its target, the FIFO and the device node as they were");
+}
+
+TEST_CASE("--repeat: a signal leaves a file put in place of the one provision wrote", "[publish]") {
+    TempDir dir;
+    const std::string labels = dir.file("labels"), metrics = dir.file("provision.prom");
+    // One round, then a long wait: the test acts between the round and the signal.
+    publish_test::Background provision(repeat_args(dir, "3600", {"--node-labels", labels, "--metrics", metrics}), {},
+                                       dir.file("provision.log"));
+    wait_or_fail(dir, [&] { return std::filesystem::exists(metrics); }, "the first round's metrics");
+    e2e::write_file(dir.file(".mine"), "someone=else\n");
+    std::filesystem::rename(dir.file(".mine"), labels);  // another file at the labels' path
+    CHECK(provision.stop(SIGTERM, 5s) == 143);
+    CHECK(e2e::read_file(labels) == "someone=else\n");
+    CHECK_FALSE(std::filesystem::exists(metrics));  // still the one provision wrote: removed
+    reliability::record("repeat", "--repeat; another file renamed over the labels provision wrote; then SIGTERM",
+                        "exit 143; the other file is left, the metrics provision wrote are removed");
 }
