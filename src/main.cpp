@@ -329,16 +329,16 @@ void print_json_error(int exit_code, const std::string& message) {
 
 // An error no stage expected (std::bad_alloc, a bug): the same one place
 // reports it, on stderr and with --json as the JSON error document, and the
-// exit status is 1.  The memory the failed work held is freed by now.
-int internal_error(bool json, const char* what) {
+// exit status is 1; the labels and metrics say the run failed.  The memory
+// the failed work held is freed by now.
+int internal_error(bool json, const char* what, const provision::Options& options) {
     const std::string message = fmt::format("internal error: {}", what);
     std::fprintf(stderr, "provision: %s\n", message.c_str());
-    if (json) {
-        try {
-            print_json_error(static_cast<int>(ExitCode::internal_error), message);
-        } catch (...) {
-            // Not even the document fits: stderr has said it.
-        }
+    try {
+        if (json) print_json_error(static_cast<int>(ExitCode::internal_error), message);
+        provision::publish_stopped_run(options, provision::Error(ExitCode::internal_error, message));
+    } catch (...) {
+        // Not even that fits: stderr has said it.
     }
     return static_cast<int>(ExitCode::internal_error);
 }
@@ -374,8 +374,8 @@ int main(int argc, char** argv) {
         if (before_report) provision::publish_stopped_run(options, error);
         return static_cast<int>(error.code());
     } catch (const std::exception& error) {
-        return internal_error(json, error.what());
+        return internal_error(json, error.what(), options);
     } catch (...) {
-        return internal_error(json, "an unknown exception");
+        return internal_error(json, "an unknown exception", options);
     }
 }

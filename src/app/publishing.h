@@ -31,7 +31,7 @@ void remove_published_files_at_termination(Options& options);
 void publish_finished_run(Plan& plan, const Options& options);
 
 // A run that stopped before its report (a usage error, a malformed recipe
-// or fixture): labels and metrics that say it failed.  A
+// or fixture, an internal error): labels and metrics that say it failed.  A
 // file that cannot be written is a warning on stderr; the run fails either
 // way.
 void publish_stopped_run(const Options& options, const Error& error);
