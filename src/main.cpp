@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "app/options.h"
+#include "app/output_paths.h"
 #include "app/environment_variables.h"
 #include "app/pipeline.h"
 #include "app/publishing.h"
@@ -113,10 +114,12 @@ struct Setting {
     std::string source;
 };
 
-// --node-labels and --metrics (or their variables): a file each; an empty
-// value is a usage error.
-void read_publish_targets(const std::optional<Setting>& labels, const std::optional<Setting>& metrics,
-                          provision::Options& options) {
+// The env file, --node-labels and --metrics (or their variables): a file
+// each; an empty value is a usage error.  Outputs that cannot name a file,
+// or two that are one file, are a usage error that writes nothing: the
+// labels and metrics are not published either.
+void read_outputs(const std::optional<Setting>& labels, const std::optional<Setting>& metrics,
+                  const std::optional<Setting>& env_file, bool env_file_written, provision::Options& options) {
     for (const auto& [given, target] :
          {std::pair{&labels, &options.publish.node_labels}, std::pair{&metrics, &options.publish.metrics}}) {
         if (!*given) continue;
@@ -124,10 +127,25 @@ void read_publish_targets(const std::optional<Setting>& labels, const std::optio
             throw provision::Error(ExitCode::usage, fmt::format("{} is empty; name a file", (*given)->source));
         *target = (*given)->value;
     }
-    if (!options.publish.node_labels.empty() && options.publish.node_labels == options.publish.metrics) {
-        options.publish.metrics.clear();  // the labels that say so are what that file gets
-        throw provision::Error(ExitCode::usage,
-                               fmt::format("{} and {} name the same file", labels->source, metrics->source));
+    if (env_file) {
+        if (env_file->value.empty())
+            throw provision::Error(ExitCode::usage,
+                                   fmt::format("{} is empty; name a file, or {} to discard the settings",
+                                               env_file->source, provision::kDiscardedEnvFile));
+        options.env_file = env_file->value;
+        options.env_file_given = true;
+    }
+    std::vector<provision::OutputPath> outputs;
+    if (env_file_written && options.env_file != provision::kDiscardedEnvFile)
+        outputs.push_back({options.env_file, env_file ? env_file->source : "the default env file"});
+    if (labels) outputs.push_back({options.publish.node_labels, labels->source});
+    if (metrics) outputs.push_back({options.publish.metrics, metrics->source});
+    try {
+        provision::check_output_paths(outputs);
+    } catch (const provision::Error&) {
+        options.publish.node_labels.clear();
+        options.publish.metrics.clear();
+        throw;
     }
 }
 
@@ -221,10 +239,23 @@ bool parse(int argc, char** argv, provision::Options& options) {
         std::puts(version_text(env).c_str());
         return false;
     } catch (const CLI::ParseError& error) {
-        // The paths the command line gave, though another option was refused.
-        for (const auto& [flag, target] : {std::pair{"--node-labels", &options.publish.node_labels},
-                                           std::pair{"--metrics", &options.publish.metrics}})
+        // The paths the command line gave, though another option was refused;
+        // none is written where they could not be written as asked.
+        if (app.count("--env-file") == 0 && env.count("PROVISION_ENV_FILE") > 0)
+            options.env_file = from_env("PROVISION_ENV_FILE");
+        std::vector<provision::OutputPath> outputs;
+        for (const auto& [flag, target] : {std::pair{"--env-file", &options.env_file},
+                                           std::pair{"--node-labels", &options.publish.node_labels},
+                                           std::pair{"--metrics", &options.publish.metrics}}) {
             if (app.count(flag) > 0 && !app[flag]->results().empty()) *target = app[flag]->results().back();
+            if (!target->empty() && *target != provision::kDiscardedEnvFile) outputs.push_back({*target, flag});
+        }
+        try {
+            provision::check_output_paths(outputs);
+        } catch (const provision::Error&) {
+            options.publish.node_labels.clear();
+            options.publish.metrics.clear();
+        }
         throw provision::Error(ExitCode::usage, fmt::format("{} (see provision --help)", error.what()));
     }
     // A flag wins over its variable; either names itself in messages.
@@ -234,9 +265,12 @@ bool parse(int argc, char** argv, provision::Options& options) {
         return std::nullopt;
     };
     // First, so that a usage error found later still replaces what an
-    // earlier run published.
-    read_publish_targets(setting("--node-labels", "PROVISION_NODE_LABELS"), setting("--metrics", "PROVISION_METRICS"),
-                         options);
+    // earlier run published.  --check and --repeat write the env file only
+    // where asked to.
+    const auto repeat_setting = setting("--repeat", "PROVISION_REPEAT");
+    const auto env_file = setting("--env-file", "PROVISION_ENV_FILE");
+    read_outputs(setting("--node-labels", "PROVISION_NODE_LABELS"), setting("--metrics", "PROVISION_METRICS"),
+                 env_file, env_file || (!options.check && !repeat_setting), options);
     options.command = command_from(app.remaining());
 
     if (app.count("--print-recipes") > 0) {
@@ -244,7 +278,7 @@ bool parse(int argc, char** argv, provision::Options& options) {
         return false;
     }
     constexpr double kMaxTimeoutSeconds = 3600;
-    if (const auto interval = setting("--repeat", "PROVISION_REPEAT")) {
+    if (const auto& interval = repeat_setting) {
         constexpr double kMaxRepeatSeconds = 86400;
         options.repeat_interval = provision::parse_duration(interval->value, interval->source, kMaxRepeatSeconds);
         if (!options.command.empty())
@@ -255,14 +289,6 @@ bool parse(int argc, char** argv, provision::Options& options) {
     }
     if (const auto workload = setting("--workload", "PROVISION_WORKLOAD"))
         options.workload = provision::trimmed(workload->value);
-    if (const auto env_file = setting("--env-file", "PROVISION_ENV_FILE")) {
-        if (env_file->value.empty())
-            throw provision::Error(ExitCode::usage,
-                                   fmt::format("{} is empty; name a file, or {} to discard the settings",
-                                               env_file->source, provision::kDiscardedEnvFile));
-        options.env_file = env_file->value;
-        options.env_file_given = true;
-    }
     if (app.count("--allow-http") == 0 && env.count("PROVISION_ALLOW_HTTP") > 0)
         options.fetch.allow_http = provision::parse_boolean(from_env("PROVISION_ALLOW_HTTP"), "PROVISION_ALLOW_HTTP");
     if (const auto timeout = setting("--fetch-timeout", "PROVISION_FETCH_TIMEOUT"))

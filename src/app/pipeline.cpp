@@ -6,7 +6,6 @@
 #include <cstring>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 #include <future>
 #include <thread>
 #include <map>
@@ -298,10 +297,8 @@ int carry_out(Plan plan, const Options& options) {
         report.notes.push_back(fmt::format("env file {}: the settings are discarded", kDiscardedEnvFile));
     } else if (write_env) {
         try {
-            const std::filesystem::path folder = std::filesystem::path(options.env_file).parent_path();
-            std::error_code ignored;
-            if (!folder.empty()) std::filesystem::create_directories(folder, ignored);
-            write_env_file_atomically(options.env_file, render_env_file(report.env, env_file_header(report)));
+            write_env_file_atomically(options.env_file, render_env_file(report.env, env_file_header(report)),
+                                      /*create_folders=*/true);
             report.env_file = options.env_file;
             clock.mark(Phase::env_file);
         } catch (const Error& error) {

@@ -39,6 +39,7 @@ std::optional<WriteFailure> refuse_unless_regular_or_absent(const std::string& p
 
 std::string WriteFailure::message() const {
     if (refused()) return fmt::format("it is {}, not a regular file", found);
+    if (error == 0) return step;
     return fmt::format("{}: {}", step, std::strerror(error));
 }
 
@@ -102,6 +103,11 @@ std::optional<WriteFailure> write_file_atomically(const std::string& path, std::
                                                   const AtomicWriteOptions& options) {
     const fs::path target(path);
     const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    if (options.create_folders) {
+        if (const auto problem = file_path_problem(path)) return WriteFailure{*problem, 0, ""};
+        std::error_code ignored;  // a folder that cannot be made fails the write below, which says why
+        if (target.has_parent_path()) fs::create_directories(folder, ignored);
+    }
     std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
     if (options.only_replace_regular_file) {
         if (auto refused = refuse_unless_regular_or_absent(path)) return refused;

@@ -36,6 +36,10 @@ struct AtomicWriteOptions {
     // regular file (a device node, a FIFO, a folder, a symbolic link):
     // rename(2) would replace it.  Off where the folder is the writer's own.
     bool only_replace_regular_file = true;
+    // Create the folders above the file that are missing (a hostPath the
+    // node has not made yet).  A path that cannot name a file (it ends in
+    // '/', or in "." or "..") is refused first: no folder is created for it.
+    bool create_folders = false;
     // The file is provision's while it runs (the published labels and
     // metrics): once renamed into place it is registered with
     // src/core/termination, the rename and the registration one step for
@@ -48,11 +52,12 @@ struct AtomicWriteOptions {
 // temporary file is left.
 struct WriteFailure {
     std::string step;  // "write failed", "rename failed", "cannot create a temporary file in DIR", ...
-    int error = 0;     // its errno; 0 when the write was refused
+    int error = 0;     // its errno; 0 when the write was refused, or the path cannot name a file
     std::string found; // refused: what is at the target instead ("a FIFO", "a symbolic link to /x")
 
-    bool refused() const { return error == 0; }
-    // "STEP: strerror(error)"; for a refusal, "it is FOUND, not a regular file".
+    bool refused() const { return !found.empty(); }
+    // "STEP: strerror(error)", or STEP alone without an errno; for a
+    // refusal, "it is FOUND, not a regular file".
     std::string message() const;
 };
 

@@ -1,7 +1,5 @@
 #include "publish/publish.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
 
 #include "core/atomic_file.h"
@@ -18,10 +16,8 @@ namespace {
 // yet), then writes it whole or not at all.  The reason when it could not.
 std::optional<std::string> write_output(const std::string& path, const std::string& contents, const char* what,
                                         const PublishTargets& targets) {
-    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-    std::error_code ignored;
-    if (!folder.empty()) std::filesystem::create_directories(folder, ignored);
-    const AtomicWriteOptions options{.remove_at_termination = targets.remove_at_termination};
+    const AtomicWriteOptions options{.create_folders = true,
+                                     .remove_at_termination = targets.remove_at_termination};
     if (const auto failure = write_file_atomically(path, contents, options))
         return fmt::format("cannot write the {} {}: {}", what, printable(path, 256), failure->message());
     return std::nullopt;

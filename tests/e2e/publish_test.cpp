@@ -238,3 +238,30 @@ TEST_CASE("--node-labels, --metrics and --repeat: usage errors", "[publish]") {
         CHECK_THAT(result.err, Catch::Contains(words));
     }
 }
+
+TEST_CASE("an output path ending in '/' is a usage error before any folder is made", "[publish]") {
+    TempDir dir;
+    const std::string d = dir.path();
+    for (const auto& [args, env, source] :
+         std::vector<std::tuple<std::vector<std::string>, std::map<std::string, std::string>, std::string>>{
+             {{"--node-labels", d + "/trailing/"}, {}, "--node-labels"},
+             {{"--metrics", d + "/metrics/"}, {}, "--metrics"},
+             {{"--env-file", d + "/env/"}, {}, "--env-file"},
+             {{}, {{"PROVISION_NODE_LABELS", d + "/variable/"}}, "PROVISION_NODE_LABELS"},
+             {{"--node-labels", d + "/dot/."}, {}, "--node-labels"},
+             {{"--node-labels", d + "/refused/", "--validate", "sometimes"}, {}, "--validate"},
+         }) {
+        std::vector<std::string> all = {"--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
+                                        e2e::site_packages("all"), "--metrics", d + "/provision.prom"};
+        if (std::find(args.begin(), args.end(), "--env-file") == args.end())
+            all.insert(all.end(), {"--env-file", d + "/settings.env"});
+        all.insert(all.end(), args.begin(), args.end());
+        const auto result = e2e::provision(all, env);
+        INFO(fmt::format("{}", fmt::join(args, " ")) << "\n" << result.err);
+        CHECK(result.exit_code == 2);
+        CHECK_THAT(result.err, Catch::Contains(source));
+        CHECK(std::filesystem::is_empty(d));  // no folder made, and nothing else written either
+    }
+    reliability::record("node labels", "--node-labels, --metrics, --env-file (and a variable) ending in '/' or '/.'",
+                        "exit 2 naming the flag, before anything is made or written");
+}
