@@ -18,4 +18,19 @@ std::optional<std::string> file_path_problem(const std::string& path) {
     return std::nullopt;
 }
 
+PathTarget path_target(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0) return {file_id(info), ""};
+    fs::path rest = fs::path(path).filename();
+    fs::path folder = fs::path(path).parent_path();
+    // Up to the first folder that exists; "/" (or "." for a relative path) always does.
+    while (!folder.empty() && ::stat(folder.c_str(), &info) != 0) {
+        if (folder == folder.root_path()) break;
+        rest = folder.filename() / rest;
+        folder = folder.parent_path();
+    }
+    if (folder.empty() && ::stat(".", &info) != 0) info = {};
+    return {file_id(info), rest.lexically_normal().string()};
+}
+
 }  // namespace provision
