@@ -317,11 +317,13 @@ int carry_out(Plan plan, const Options& options) {
     const std::string json = render_json(report);
     if (options.json) std::fputs(json.c_str(), stdout);
     // A report that did not reach stdout (a full disk, a closed pipe) is a
-    // failed run without a workload: a caller reading it must not see 0.
+    // failed run without a workload: a caller reading it must not see 0, nor
+    // must the metrics.
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
         const std::string why = fmt::format("cannot write the JSON report to stdout: {}", std::strerror(errno));
         std::fprintf(stderr, "provision: %s: %s\n", options.command.empty() ? "error" : "warning", why.c_str());
-        if (options.command.empty() && plan.exit_code == ExitCode::ok) plan.exit_code = ExitCode::io_failure;
+        if (options.command.empty() && plan.exit_code == ExitCode::ok)
+            publish_exit_code(plan, options, ExitCode::io_failure);
     }
     std::fflush(stderr);
     send_report(options.report_post, json);
@@ -329,7 +331,12 @@ int carry_out(Plan plan, const Options& options) {
 
     std::vector<std::string> command = options.command;
     command.insert(command.end(), report.appended_arguments.begin(), report.appended_arguments.end());
-    exec_workload(command, report.env);
+    try {
+        exec_workload(command, report.env);
+    } catch (const Error& error) {
+        publish_exit_code(plan, options, error.code());  // 126 or 127: what the process exits with
+        throw;
+    }
 }
 
 }  // namespace provision

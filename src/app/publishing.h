@@ -30,6 +30,13 @@ void remove_published_files_at_termination(Options& options);
 // COMMAND exit 6 (with one, the workload still starts).
 void publish_finished_run(Plan& plan, const Options& options);
 
+// The run's exit status changed after its files were written (its report
+// could not be written to stdout: 6; the COMMAND could not be started: 126,
+// 127): they are written again, so that provision_exit_code is the status
+// the process exits with.  Nothing happens when `code` is the status
+// published.
+void publish_exit_code(Plan& plan, const Options& options, ExitCode code);
+
 // A run that stopped before its report (a usage error, a malformed recipe
 // or fixture, an internal error): labels and metrics that say it failed.  A
 // file that cannot be written is a warning on stderr; the run fails either

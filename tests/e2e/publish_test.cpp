@@ -347,3 +347,27 @@ TEST_CASE("an output path ending in '/' is a usage error before any folder is ma
     reliability::record("node labels", "--node-labels, --metrics, --env-file (and a variable) ending in '/' or '/.'",
                         "exit 2 naming the flag, before anything is made or written");
 }
+
+TEST_CASE("provision_exit_code is the status the process exits with", "[publish]") {
+    TempDir dir;
+    std::string command = "exec \"$0\"";
+    for (const auto& arg :
+         std::vector<std::string>{"--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
+                                  e2e::site_packages("all"), "--env-file", dir.file(".env"), "--metrics",
+                                  dir.file("provision.prom"), "--json"})
+        command += " '" + arg + "'";
+    // The report cannot be written to stdout: exit 6.
+    const auto full = e2e::run("/bin/sh", {"-c", command + " >/dev/full", PROVISION_BINARY});
+    INFO(full.err);
+    CHECK(full.exit_code == 6);
+    CHECK_THAT(e2e::read_file(dir.file("provision.prom")), Catch::Contains("\nprovision_exit_code 6\n"));
+    // The COMMAND cannot be started: exit 127.
+    const auto missing = e2e::provision({"--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
+                                         e2e::site_packages("all"), "--env-file", dir.file(".env"), "--metrics",
+                                         dir.file("provision.prom"), "--", dir.file("no-such-command")});
+    INFO(missing.err);
+    CHECK(missing.exit_code == 127);
+    CHECK_THAT(e2e::read_file(dir.file("provision.prom")), Catch::Contains("\nprovision_exit_code 127\n"));
+    reliability::record("metrics", "--metrics with the report's stdout on /dev/full; with a COMMAND that does not exist",
+                        "provision_exit_code 6 and 127: the status the process exits with");
+}
