@@ -316,9 +316,9 @@ int carry_out(Plan plan, const Options& options) {
     std::fputs(render_summary(report, options.explain).c_str(), stderr);
     const std::string json = render_json(report);
     if (options.json) std::fputs(json.c_str(), stdout);
-    // A report that did not reach stdout (a full disk, a closed pipe) is a
-    // failed run without a workload: a caller reading it must not see 0, nor
-    // must the metrics.
+    // A report that did not reach stdout (a full disk, a closed pipe or one
+    // whose reader has gone) is a failed run without a workload: a caller
+    // reading it must not see 0, nor must the metrics.
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
         const std::string why = fmt::format("cannot write the JSON report to stdout: {}", std::strerror(errno));
         std::fprintf(stderr, "provision: %s: %s\n", options.command.empty() ? "error" : "warning", why.c_str());

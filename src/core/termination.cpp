@@ -60,6 +60,9 @@ void install_termination_handlers() {
     action.sa_handler = on_termination;
     sigfillset(&action.sa_mask);  // one handler at a time
     for (const int signal : kSignals) ::sigaction(signal, &action, nullptr);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, nullptr);
     sigset_t unblocked;
     sigemptyset(&unblocked);
     for (const int signal : kSignals) sigaddset(&unblocked, signal);
@@ -71,6 +74,8 @@ void restore_default_signals() {
     action.sa_handler = SIG_DFL;
     sigemptyset(&action.sa_mask);
     for (const int signal : kSignals) ::sigaction(signal, &action, nullptr);
+    // An ignored disposition survives exec: the workload would never die of SIGPIPE.
+    ::sigaction(SIGPIPE, &action, nullptr);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -8,8 +8,13 @@
 // what the main thread does with the signals held back (TerminationDeferred)
 // is one step for it.
 //
-// Before the exec the default dispositions and an empty signal mask are
-// restored, so the workload gets signals as if started directly.
+// SIGPIPE is ignored, so that a write to a pipe whose reader has gone fails
+// with EPIPE (a broken stdout is then a failed write, as a closed one is)
+// instead of killing provision.
+//
+// Before the exec the default dispositions (SIGPIPE's too) and an empty
+// signal mask are restored, so the workload gets signals as if started
+// directly.
 #pragma once
 
 #include <signal.h>

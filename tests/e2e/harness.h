@@ -37,6 +37,9 @@ struct RunOptions {
     // child of a small helper, the test binary itself (kMeasuredRun), in its
     // own process group, and Result::pid is the helper's.
     bool measure = false;
+    // stdout is a pipe whose reader has gone (closed before the program
+    // starts): every write to it fails with EPIPE, or raises SIGPIPE.
+    bool broken_stdout = false;
 };
 
 // Runs `program args...` with exactly `env` as its environment (plus PATH

@@ -248,3 +248,30 @@ TEST_CASE("--repeat: a signal leaves a file put in place of the one provision wr
     reliability::record("repeat", "--repeat; another file renamed over the labels provision wrote; then SIGTERM",
                         "exit 143; the other file is left, the metrics provision wrote are removed");
 }
+
+TEST_CASE("--repeat --json with a stdout whose reader has gone: the rounds go on, a signal still cleans up",
+          "[publish]") {
+    TempDir dir;
+    const std::string labels = dir.file("labels"), metrics = dir.file("provision.prom");
+    publish_test::Background provision(
+        repeat_args(dir, "0.2", {"--json", "--node-labels", labels, "--metrics", metrics}), {},
+        dir.file("provision.log"), {publish_test::StdoutTo::broken_pipe, ""});
+    // Two rounds have met the broken stdout, or provision is gone.
+    auto failed_rounds = [&] {
+        const std::string log = e2e::read_file(dir.file("provision.log"));
+        int count = 0;
+        for (auto at = log.find("cannot write the JSON report to stdout"); at != std::string::npos;
+             at = log.find("cannot write the JSON report to stdout", at + 1))
+            ++count;
+        return count;
+    };
+    wait_or_fail(dir, [&] { return failed_rounds() >= 2 || !provision.running(); },
+                 "two rounds with a broken stdout");
+    CHECK(provision.running());
+    CHECK(provision.stop(SIGTERM, 5s) == 143);
+    CHECK_FALSE(std::filesystem::exists(labels));
+    CHECK_FALSE(std::filesystem::exists(metrics));
+    reliability::record("repeat", "--repeat --json with stdout a pipe whose reader has gone, then SIGTERM",
+                        "no death by SIGPIPE: each round says it cannot write the report (exit 6) and the "
+                        "next one comes; SIGTERM exits 143 and removes the labels and metrics");
+}
