@@ -222,8 +222,8 @@ bool parse(int argc, char** argv, provision::Options& options) {
         ->option_text("PATH");
     std::string repeat;
     app.add_option("--repeat", repeat,
-                   "run again every SECONDS until stopped, rewriting --node-labels and --metrics; never starts a "
-                   "COMMAND; SIGTERM removes both files [env: PROVISION_REPEAT]")
+                   "run again every SECONDS (0.001 to 86400) until stopped, rewriting --node-labels and --metrics; "
+                   "never starts a COMMAND [env: PROVISION_REPEAT]")
         ->option_text("SECONDS");
 
     // Known before parsing, so that even a command line CLI11 refuses

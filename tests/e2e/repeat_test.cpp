@@ -249,6 +249,34 @@ TEST_CASE("--repeat: a signal leaves a file put in place of the one provision wr
                         "exit 143; the other file is left, the metrics provision wrote are removed");
 }
 
+TEST_CASE("--repeat: an interval below a millisecond is a usage error, as the message says", "[publish]") {
+    TempDir dir;
+    e2e::RunOptions guarded;
+    guarded.kill_after_s = 20;  // a run that accepted it would repeat until killed
+    for (const auto& [args, env, source] :
+         std::vector<std::tuple<std::vector<std::string>, std::map<std::string, std::string>, std::string>>{
+             {{"--repeat", "0.0005"}, {}, "--repeat=0.0005"},
+             {{"--repeat", "0.00099"}, {}, "--repeat=0.00099"},
+             {{}, {{"PROVISION_REPEAT", "0.0009"}}, "PROVISION_REPEAT=0.0009"},
+             {{"--validate-timeout", "0.0005"}, {}, "--validate-timeout=0.0005"},
+         }) {
+        std::vector<std::string> all = {"--gpu-fixture", e2e::gpu_fixture("h100"), "--env-file", dir.file(".env")};
+        all.insert(all.end(), args.begin(), args.end());
+        const auto result = e2e::run(PROVISION_BINARY, all, env, guarded);
+        INFO(source << "\n" << result.err);
+        CHECK_FALSE(result.killed_by_guard);
+        CHECK(result.exit_code == 2);
+        CHECK_THAT(result.err, Catch::Contains(source + ": shorter than a millisecond"));
+        CHECK_THAT(result.err, Catch::Contains("a number from 0.001 to"));
+    }
+    CHECK(e2e::run(PROVISION_BINARY,
+                   {"--gpu-fixture", e2e::gpu_fixture("h100"), "--env-file", dir.file(".env"), "--validate-timeout",
+                    "0.001", "--no-validate"})
+              .exit_code == 0);
+    reliability::record("settings input", "--repeat 0.0005, 0.00099, PROVISION_REPEAT=0.0009, --validate-timeout 0.0005",
+                        "exit 2: below the 0.001 s the message names as the minimum");
+}
+
 TEST_CASE("--repeat --json with a stdout whose reader has gone: the rounds go on, a signal still cleans up",
           "[publish]") {
     TempDir dir;
