@@ -178,7 +178,8 @@ bool parse(int argc, char** argv, provision::Options& options) {
     std::vector<std::string> site_packages, recipes;
     app.add_flag("--check", options.check, "CI mode: lint recipes, detect, select, validate; exit non-zero on any error");
     app.add_flag("--explain", options.explain, "show every candidate mechanism with its reasons");
-    app.add_flag("--json", options.json, "print the report as JSON on stdout (human text stays on stderr)");
+    app.add_flag("--json", options.json, "print the report as JSON on stdout (human text stays on stderr); with "
+                                         "--repeat one report a line (JSON Lines)");
     app.add_option("--workload", options.workload, "workload recipe to apply [env: PROVISION_WORKLOAD]");
     // One value per occurrence: a greedy list would swallow the '--' before COMMAND.
     app.add_option("--recipe", recipes, "extra recipe file, folder or https:// URL, merged over the built-ins; "

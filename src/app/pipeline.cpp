@@ -315,7 +315,9 @@ int carry_out(Plan plan, const Options& options) {
     publish_finished_run(plan, options);
     std::fputs(render_summary(report, options.explain).c_str(), stderr);
     const std::string json = render_json(report);
-    if (options.json) std::fputs(json.c_str(), stdout);
+    // Under --repeat one report a round, each on a line of its own (JSON Lines).
+    if (options.json)
+        std::fputs(options.repeat_interval ? render_json(report, JsonLayout::line).c_str() : json.c_str(), stdout);
     // A report that did not reach stdout (a full disk, a closed pipe or one
     // whose reader has gone) is a failed run without a workload: a caller
     // reading it must not see 0, nor must the metrics.

@@ -277,6 +277,40 @@ TEST_CASE("--repeat: an interval below a millisecond is a usage error, as the me
                         "exit 2: below the 0.001 s the message names as the minimum");
 }
 
+TEST_CASE("--repeat --json: one compact report a line (JSON Lines), an error document for a stopped round",
+          "[publish]") {
+    for (const bool stopped : {false, true}) {
+        TempDir dir;
+        const std::string out = dir.file("stdout");
+        auto args = repeat_args(dir, "0.1", {"--json", "--no-validate"});
+        if (stopped) args[4] = e2e::gpu_fixture("bad-syntax");  // every round stops before its report (exit 3)
+        publish_test::Background provision(args, {}, dir.file("provision.log"),
+                                           {publish_test::StdoutTo::file, out});
+        // The lines written whole (the signal may cut the last one short).
+        auto lines = [&] {
+            std::vector<std::string> found;
+            const std::string text = std::filesystem::exists(out) ? e2e::read_file(out) : "";
+            for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+                found.push_back(text.substr(at, end - at));
+            return found;
+        };
+        wait_or_fail(dir, [&] { return lines().size() >= 3; }, "three lines on stdout");
+        CHECK(provision.stop(SIGTERM, 5s) == 143);
+        const auto written = lines();
+        INFO((stopped ? "rounds stopped by a malformed fixture" : "rounds with a report"));
+        for (const auto& line : written) {
+            INFO(line.substr(0, 200));
+            nlohmann::json document;
+            REQUIRE_NOTHROW(document = nlohmann::json::parse(line));
+            CHECK(document["schema"] == 1);
+            if (stopped) CHECK(document["error"]["exit_code"] == 3);
+            else CHECK(document["verdict"] == "ok");
+        }
+    }
+    reliability::record("repeat", "--repeat 0.1 --json, with a report each round and with a malformed fixture",
+                        "one JSON document a line (JSON Lines): the compact report, or the error document");
+}
+
 TEST_CASE("--repeat --json with a stdout whose reader has gone: the rounds go on, a signal still cleans up",
           "[publish]") {
     TempDir dir;
