@@ -9,8 +9,8 @@
 // report (or, stopped before one, the JSON error document) on one line:
 // JSON Lines.  SIGTERM, SIGINT and SIGHUP stop it at any moment: the labels
 // and metrics files are removed, each while it is still the file provision
-// wrote (so no stale `validated=true` outlives provision), the workers
-// killed, exit 128 + N.
+// found there or wrote (so no stale `validated=true` outlives provision),
+// the workers killed, exit 128 + N.
 #pragma once
 
 #include "app/options.h"

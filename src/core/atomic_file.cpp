@@ -120,19 +120,22 @@ std::optional<WriteFailure> write_file_atomically(const std::string& path, std::
         ~Forget() { keep_at_termination(path); }
     } forget{temporary};
 
-    if (options.replace) {
-        // The file changes its name and stays registered under one of them.
+    {
+        // The file takes its name and stays registered under one of its two
+        // names: for the handler, the rename (or link) and the registration
+        // are one step.
         const TerminationDeferred deferred;
-        if (::rename(temporary.c_str(), path.c_str()) != 0) {
-            const int error = errno;
+        if (options.replace) {
+            if (::rename(temporary.c_str(), path.c_str()) != 0) {
+                const int error = errno;
+                ::unlink(temporary.c_str());
+                return WriteFailure{"rename failed", error, ""};
+            }
+        } else {
+            const int error = ::link(temporary.c_str(), path.c_str()) != 0 ? errno : 0;
             ::unlink(temporary.c_str());
-            return WriteFailure{"rename failed", error, ""};
+            if (error != 0) return WriteFailure{"link failed", error, ""};
         }
-        if (options.remove_at_termination) remove_at_termination(path, written);
-    } else {
-        const int error = ::link(temporary.c_str(), path.c_str()) != 0 ? errno : 0;
-        ::unlink(temporary.c_str());
-        if (error != 0) return WriteFailure{"link failed", error, ""};
         if (options.remove_at_termination) remove_at_termination(path, written);
     }
     // Make the new name itself durable.
