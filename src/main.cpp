@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "app/options.h"
+#include "app/output_paths.h"
 #include "app/environment_variables.h"
 #include "app/pipeline.h"
 #include "app/publishing.h"
@@ -81,7 +82,8 @@ constexpr const char* kExitCodes =
     "4 no mechanism can serve / override refused, 5 validation failed or a GPU deemed unhealthy,\n"
     "6 env file (or the --json report, --node-labels, --metrics) could not be written, 126/127\n"
     "COMMAND cannot be executed / not found, 128+N stopped by signal N (SIGTERM: 143) before the\n"
-    "handoff, or at any time with --repeat.\n"
+    "handoff, or at any time with --repeat; the signal then removes the --node-labels and --metrics\n"
+    "files (only the regular file provision found there or wrote, while it is still that file).\n"
     "Remote recipes are cached and revalidated by ETag; when the server fails the cached copy is\n"
     "used with a warning, and without one the run stops (exit 3).  Header values and credentials\n"
     "in URLs are never printed.\n";
@@ -112,10 +114,12 @@ struct Setting {
     std::string source;
 };
 
-// --node-labels and --metrics (or their variables): a file each; an empty
-// value is a usage error.
-void read_publish_targets(const std::optional<Setting>& labels, const std::optional<Setting>& metrics,
-                          provision::Options& options) {
+// The env file, --node-labels and --metrics (or their variables): a file
+// each; an empty value is a usage error.  Outputs that cannot name a file,
+// or two that are one file, are a usage error that writes nothing: the
+// labels and metrics are not published either.
+void read_outputs(const std::optional<Setting>& labels, const std::optional<Setting>& metrics,
+                  const std::optional<Setting>& env_file, bool env_file_written, provision::Options& options) {
     for (const auto& [given, target] :
          {std::pair{&labels, &options.publish.node_labels}, std::pair{&metrics, &options.publish.metrics}}) {
         if (!*given) continue;
@@ -123,10 +127,25 @@ void read_publish_targets(const std::optional<Setting>& labels, const std::optio
             throw provision::Error(ExitCode::usage, fmt::format("{} is empty; name a file", (*given)->source));
         *target = (*given)->value;
     }
-    if (!options.publish.node_labels.empty() && options.publish.node_labels == options.publish.metrics) {
-        options.publish.metrics.clear();  // the labels that say so are what that file gets
-        throw provision::Error(ExitCode::usage,
-                               fmt::format("{} and {} name the same file", labels->source, metrics->source));
+    if (env_file) {
+        if (env_file->value.empty())
+            throw provision::Error(ExitCode::usage,
+                                   fmt::format("{} is empty; name a file, or {} to discard the settings",
+                                               env_file->source, provision::kDiscardedEnvFile));
+        options.env_file = env_file->value;
+        options.env_file_given = true;
+    }
+    std::vector<provision::OutputPath> outputs;
+    if (env_file_written && options.env_file != provision::kDiscardedEnvFile)
+        outputs.push_back({options.env_file, env_file ? env_file->source : "the default env file"});
+    if (labels) outputs.push_back({options.publish.node_labels, labels->source});
+    if (metrics) outputs.push_back({options.publish.metrics, metrics->source});
+    try {
+        provision::check_output_paths(outputs);
+    } catch (const provision::Error&) {
+        options.publish.node_labels.clear();
+        options.publish.metrics.clear();
+        throw;
     }
 }
 
@@ -159,7 +178,8 @@ bool parse(int argc, char** argv, provision::Options& options) {
     std::vector<std::string> site_packages, recipes;
     app.add_flag("--check", options.check, "CI mode: lint recipes, detect, select, validate; exit non-zero on any error");
     app.add_flag("--explain", options.explain, "show every candidate mechanism with its reasons");
-    app.add_flag("--json", options.json, "print the report as JSON on stdout (human text stays on stderr)");
+    app.add_flag("--json", options.json, "print the report as JSON on stdout (human text stays on stderr); with "
+                                         "--repeat one report a line (JSON Lines)");
     app.add_option("--workload", options.workload, "workload recipe to apply [env: PROVISION_WORKLOAD]");
     // One value per occurrence: a greedy list would swallow the '--' before COMMAND.
     app.add_option("--recipe", recipes, "extra recipe file, folder or https:// URL, merged over the built-ins; "
@@ -203,8 +223,8 @@ bool parse(int argc, char** argv, provision::Options& options) {
         ->option_text("PATH");
     std::string repeat;
     app.add_option("--repeat", repeat,
-                   "run again every SECONDS until stopped, rewriting --node-labels and --metrics; never starts a "
-                   "COMMAND; SIGTERM removes both files [env: PROVISION_REPEAT]")
+                   "run again every SECONDS (0.001 to 86400) until stopped, rewriting --node-labels and --metrics; "
+                   "never starts a COMMAND [env: PROVISION_REPEAT]")
         ->option_text("SECONDS");
 
     // Known before parsing, so that even a command line CLI11 refuses
@@ -220,10 +240,23 @@ bool parse(int argc, char** argv, provision::Options& options) {
         std::puts(version_text(env).c_str());
         return false;
     } catch (const CLI::ParseError& error) {
-        // The paths the command line gave, though another option was refused.
-        for (const auto& [flag, target] : {std::pair{"--node-labels", &options.publish.node_labels},
-                                           std::pair{"--metrics", &options.publish.metrics}})
+        // The paths the command line gave, though another option was refused;
+        // none is written where they could not be written as asked.
+        if (app.count("--env-file") == 0 && env.count("PROVISION_ENV_FILE") > 0)
+            options.env_file = from_env("PROVISION_ENV_FILE");
+        std::vector<provision::OutputPath> outputs;
+        for (const auto& [flag, target] : {std::pair{"--env-file", &options.env_file},
+                                           std::pair{"--node-labels", &options.publish.node_labels},
+                                           std::pair{"--metrics", &options.publish.metrics}}) {
             if (app.count(flag) > 0 && !app[flag]->results().empty()) *target = app[flag]->results().back();
+            if (!target->empty() && *target != provision::kDiscardedEnvFile) outputs.push_back({*target, flag});
+        }
+        try {
+            provision::check_output_paths(outputs);
+        } catch (const provision::Error&) {
+            options.publish.node_labels.clear();
+            options.publish.metrics.clear();
+        }
         throw provision::Error(ExitCode::usage, fmt::format("{} (see provision --help)", error.what()));
     }
     // A flag wins over its variable; either names itself in messages.
@@ -233,9 +266,12 @@ bool parse(int argc, char** argv, provision::Options& options) {
         return std::nullopt;
     };
     // First, so that a usage error found later still replaces what an
-    // earlier run published.
-    read_publish_targets(setting("--node-labels", "PROVISION_NODE_LABELS"), setting("--metrics", "PROVISION_METRICS"),
-                         options);
+    // earlier run published.  --check and --repeat write the env file only
+    // where asked to.
+    const auto repeat_setting = setting("--repeat", "PROVISION_REPEAT");
+    const auto env_file = setting("--env-file", "PROVISION_ENV_FILE");
+    read_outputs(setting("--node-labels", "PROVISION_NODE_LABELS"), setting("--metrics", "PROVISION_METRICS"),
+                 env_file, env_file || (!options.check && !repeat_setting), options);
     options.command = command_from(app.remaining());
 
     if (app.count("--print-recipes") > 0) {
@@ -243,7 +279,7 @@ bool parse(int argc, char** argv, provision::Options& options) {
         return false;
     }
     constexpr double kMaxTimeoutSeconds = 3600;
-    if (const auto interval = setting("--repeat", "PROVISION_REPEAT")) {
+    if (const auto& interval = repeat_setting) {
         constexpr double kMaxRepeatSeconds = 86400;
         options.repeat_interval = provision::parse_duration(interval->value, interval->source, kMaxRepeatSeconds);
         if (!options.command.empty())
@@ -254,14 +290,6 @@ bool parse(int argc, char** argv, provision::Options& options) {
     }
     if (const auto workload = setting("--workload", "PROVISION_WORKLOAD"))
         options.workload = provision::trimmed(workload->value);
-    if (const auto env_file = setting("--env-file", "PROVISION_ENV_FILE")) {
-        if (env_file->value.empty())
-            throw provision::Error(ExitCode::usage,
-                                   fmt::format("{} is empty; name a file, or {} to discard the settings",
-                                               env_file->source, provision::kDiscardedEnvFile));
-        options.env_file = env_file->value;
-        options.env_file_given = true;
-    }
     if (app.count("--allow-http") == 0 && env.count("PROVISION_ALLOW_HTTP") > 0)
         options.fetch.allow_http = provision::parse_boolean(from_env("PROVISION_ALLOW_HTTP"), "PROVISION_ALLOW_HTTP");
     if (const auto timeout = setting("--fetch-timeout", "PROVISION_FETCH_TIMEOUT"))
@@ -328,16 +356,16 @@ void print_json_error(int exit_code, const std::string& message) {
 
 // An error no stage expected (std::bad_alloc, a bug): the same one place
 // reports it, on stderr and with --json as the JSON error document, and the
-// exit status is 1.  The memory the failed work held is freed by now.
-int internal_error(bool json, const char* what) {
+// exit status is 1; the labels and metrics say the run failed.  The memory
+// the failed work held is freed by now.
+int internal_error(bool json, const char* what, const provision::Options& options) {
     const std::string message = fmt::format("internal error: {}", what);
     std::fprintf(stderr, "provision: %s\n", message.c_str());
-    if (json) {
-        try {
-            print_json_error(static_cast<int>(ExitCode::internal_error), message);
-        } catch (...) {
-            // Not even the document fits: stderr has said it.
-        }
+    try {
+        if (json) print_json_error(static_cast<int>(ExitCode::internal_error), message);
+        provision::publish_stopped_run(options, provision::Error(ExitCode::internal_error, message));
+    } catch (...) {
+        // Not even that fits: stderr has said it.
     }
     return static_cast<int>(ExitCode::internal_error);
 }
@@ -362,6 +390,7 @@ int main(int argc, char** argv) {
         // --json decides the error's form even when parsing fails later.
         json = wants_json(argc, argv);
         if (!parse(argc, argv, options)) return 0;
+        provision::remove_published_files_at_termination(options);
         if (options.repeat_interval) provision::run_repeatedly(options);
         return provision::carry_out(provision::plan_run(options), options);
     } catch (const provision::Error& error) {
@@ -372,8 +401,8 @@ int main(int argc, char** argv) {
         if (before_report) provision::publish_stopped_run(options, error);
         return static_cast<int>(error.code());
     } catch (const std::exception& error) {
-        return internal_error(json, error.what());
+        return internal_error(json, error.what(), options);
     } catch (...) {
-        return internal_error(json, "an unknown exception");
+        return internal_error(json, "an unknown exception", options);
     }
 }

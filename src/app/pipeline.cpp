@@ -6,7 +6,6 @@
 #include <cstring>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 #include <future>
 #include <thread>
 #include <map>
@@ -324,10 +323,8 @@ int carry_out(Plan plan, const Options& options) {
         report.notes.push_back(fmt::format("env file {}: the settings are discarded", kDiscardedEnvFile));
     } else if (write_env) {
         try {
-            const std::filesystem::path folder = std::filesystem::path(options.env_file).parent_path();
-            std::error_code ignored;
-            if (!folder.empty()) std::filesystem::create_directories(folder, ignored);
-            write_env_file_atomically(options.env_file, render_env_file(report.env, env_file_header(report)));
+            write_env_file_atomically(options.env_file, render_env_file(report.env, env_file_header(report)),
+                                      /*create_folders=*/true);
             report.env_file = options.env_file;
             clock.mark(Phase::env_file);
         } catch (const Error& error) {
@@ -344,13 +341,17 @@ int carry_out(Plan plan, const Options& options) {
     publish_finished_run(plan, options);
     std::fputs(render_summary(report, options.explain).c_str(), stderr);
     const std::string json = render_json(report);
-    if (options.json) std::fputs(json.c_str(), stdout);
-    // A report that did not reach stdout (a full disk, a closed pipe) is a
-    // failed run without a workload: a caller reading it must not see 0.
+    // Under --repeat one report a round, each on a line of its own (JSON Lines).
+    if (options.json)
+        std::fputs(options.repeat_interval ? render_json(report, JsonLayout::line).c_str() : json.c_str(), stdout);
+    // A report that did not reach stdout (a full disk, a closed pipe or one
+    // whose reader has gone) is a failed run without a workload: a caller
+    // reading it must not see 0, nor must the metrics.
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
         const std::string why = fmt::format("cannot write the JSON report to stdout: {}", std::strerror(errno));
         std::fprintf(stderr, "provision: %s: %s\n", options.command.empty() ? "error" : "warning", why.c_str());
-        if (options.command.empty() && plan.exit_code == ExitCode::ok) plan.exit_code = ExitCode::io_failure;
+        if (options.command.empty() && plan.exit_code == ExitCode::ok)
+            publish_exit_code(plan, options, ExitCode::io_failure);
     }
     std::fflush(stderr);
     send_report(options.report_post, json);
@@ -359,7 +360,12 @@ int carry_out(Plan plan, const Options& options) {
 
     std::vector<std::string> command = options.command;
     command.insert(command.end(), report.appended_arguments.begin(), report.appended_arguments.end());
-    exec_workload(command, report.env);
+    try {
+        exec_workload(command, report.env);
+    } catch (const Error& error) {
+        publish_exit_code(plan, options, error.code());  // 126 or 127: what the process exits with
+        throw;
+    }
 }
 
 }  // namespace provision

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/file_identity.h"
+#include "core/termination.h"
 #include "publish/publish.h"
 #include "recipe/builtin_recipes.h"
 
@@ -19,17 +21,28 @@ std::string recipes_digest(const Options& options) {
     return std::string(embedded_recipes_digest());
 }
 
+PublishedRun finished_run(const Plan& plan, const Options& options) {
+    return {&plan.report, &plan.recipes, plan.exit_code, std::chrono::system_clock::now(), recipes_digest(options),
+            options.publish.round_started_ms};
+}
+
 }  // namespace
 
 void check_publish_settings(const Plan& plan, const Options& options) {
     if (options.check || !options.publish.node_labels.empty()) (void)node_label_prefix(&plan.recipes);
 }
 
+void remove_published_files_at_termination(Options& options) {
+    options.publish.remove_at_termination = true;
+    for (const auto* path : {&options.publish.node_labels, &options.publish.metrics})
+        if (!path->empty())
+            if (const auto found = regular_file_at(*path)) remove_at_termination(*path, *found);
+}
+
 void publish_finished_run(Plan& plan, const Options& options) {
     if (!options.publish.any()) return;
     const bool fails_the_run = options.command.empty();
-    PublishedRun run{&plan.report, &plan.recipes, plan.exit_code, std::chrono::system_clock::now(),
-                     recipes_digest(options), options.publish.round_started_ms};
+    PublishedRun run = finished_run(plan, options);
     auto take = [&](PublishOutcome outcome) {
         for (auto& note : outcome.notes) plan.report.notes.push_back(std::move(note));
         for (auto& failure : outcome.failures)
@@ -44,6 +57,16 @@ void publish_finished_run(Plan& plan, const Options& options) {
     metrics.node_labels.clear();
     take(publish(run, labels));
     take(publish(run, metrics));
+}
+
+void publish_exit_code(Plan& plan, const Options& options, ExitCode code) {
+    if (code == plan.exit_code) return;
+    plan.exit_code = code;
+    if (!options.publish.any()) return;
+    // The summary is out: a file that cannot be written now is said on stderr.
+    for (const auto& failure : publish(finished_run(plan, options), options.publish).failures)
+        std::fprintf(stderr, "provision: warning: %s\n", failure.c_str());
+    std::fflush(stderr);
 }
 
 void publish_stopped_run(const Options& options, const Error& error) {

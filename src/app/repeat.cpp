@@ -10,23 +10,32 @@
 #include "app/pipeline.h"
 #include "app/publishing.h"
 #include "core/process_clock.h"
-#include "core/termination.h"
+#include "report/report.h"
 
 namespace provision {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A round that stopped before its report: with --json its line is the
+// JSON error document, so every round has one line.
+void stop_round(const Options& options, const Error& error, const char* what) {
+    std::fprintf(stderr, "provision: %s: %s\n", what, error.what());
+    if (options.json) {
+        std::fputs(render_json_error(static_cast<int>(error.code()), error.what()).c_str(), stdout);
+        std::fflush(stdout);
+    }
+    publish_stopped_run(options, error);
+}
+
 // One round: the whole run, its failure published as a stopped run.
 void run_round(const Options& options) {
     try {
         (void)carry_out(plan_run(options), options);
     } catch (const Error& error) {
-        std::fprintf(stderr, "provision: error: %s\n", error.what());
-        publish_stopped_run(options, error);
+        stop_round(options, error, "error");
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "provision: internal error: %s\n", error.what());
-        publish_stopped_run(options, Error(static_cast<ExitCode>(1), error.what()));  // main's exit 1
+        stop_round(options, Error(ExitCode::internal_error, error.what()), "internal error");  // main's exit 1
     }
     std::fflush(stderr);
 }
@@ -56,8 +65,6 @@ std::chrono::seconds labels_lifetime(std::chrono::milliseconds interval) {
 void run_repeatedly(const Options& options) {
     Options round = options;
     round.publish.labels_expire_after = labels_lifetime(*options.repeat_interval);
-    for (const auto* path : {&round.publish.node_labels, &round.publish.metrics})
-        if (!path->empty()) remove_at_termination(*path);
     for (;;) {
         const auto started = Clock::now();
         round.publish.round_started_ms = ms_since_start(started);

@@ -39,21 +39,31 @@ std::optional<WriteFailure> refuse_unless_regular_or_absent(const std::string& p
 
 std::string WriteFailure::message() const {
     if (refused()) return fmt::format("it is {}, not a regular file", found);
+    if (error == 0) return step;
     return fmt::format("{}: {}", step, std::strerror(error));
 }
 
 std::optional<WriteFailure> write_temporary_file(std::string& path_template, int suffix_length,
-                                                 std::string_view contents, mode_t mode) {
+                                                 std::string_view contents, mode_t mode, FileId* created) {
     int fd = -1;
     int create_error = 0;
+    FileId file;
     {
-        // A signal between creating the file and remembering it would leave it behind.
+        // A signal between creating the file and registering it would leave it behind.
         const TerminationDeferred deferred;
         fd = ::mkostemps(path_template.data(), suffix_length, O_CLOEXEC);
-        if (fd >= 0)
-            remember_temporary_file(path_template);
-        else
+        struct stat info {};
+        if (fd >= 0 && ::fstat(fd, &info) == 0) {
+            file = file_id(info);
+            remove_at_termination(path_template, file);
+        } else if (fd >= 0) {
             create_error = errno;
+            ::close(fd);
+            ::unlink(path_template.c_str());
+            fd = -1;
+        } else {
+            create_error = errno;
+        }
     }
     if (fd < 0) {
         const fs::path folder = fs::path(path_template).parent_path();
@@ -65,7 +75,7 @@ std::optional<WriteFailure> write_temporary_file(std::string& path_template, int
         const int error = errno;
         ::close(fd);
         ::unlink(path_template.c_str());
-        forget_temporary_file(path_template);
+        keep_at_termination(path_template);
         return WriteFailure{step, error, ""};
     };
     if (::fchmod(fd, mode) != 0) return abandon("cannot set the file mode");
@@ -82,9 +92,10 @@ std::optional<WriteFailure> write_temporary_file(std::string& path_template, int
     if (::close(fd) != 0) {
         const int error = errno;
         ::unlink(path_template.c_str());
-        forget_temporary_file(path_template);
+        keep_at_termination(path_template);
         return WriteFailure{"close failed", error, ""};
     }
+    if (created) *created = file;
     return std::nullopt;
 }
 
@@ -92,27 +103,40 @@ std::optional<WriteFailure> write_file_atomically(const std::string& path, std::
                                                   const AtomicWriteOptions& options) {
     const fs::path target(path);
     const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    if (options.create_folders) {
+        if (const auto problem = file_path_problem(path)) return WriteFailure{*problem, 0, ""};
+        std::error_code ignored;  // a folder that cannot be made fails the write below, which says why
+        if (target.has_parent_path()) fs::create_directories(folder, ignored);
+    }
     std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
     if (options.only_replace_regular_file) {
         if (auto refused = refuse_unless_regular_or_absent(path)) return refused;
     }
 
-    if (auto failure = write_temporary_file(temporary, 0, contents, options.mode)) return failure;
+    FileId written;
+    if (auto failure = write_temporary_file(temporary, 0, contents, options.mode, &written)) return failure;
     struct Forget {
         const std::string& path;
-        ~Forget() { forget_temporary_file(path); }
+        ~Forget() { keep_at_termination(path); }
     } forget{temporary};
 
-    if (options.replace) {
-        if (::rename(temporary.c_str(), path.c_str()) != 0) {
-            const int error = errno;
+    {
+        // The file takes its name and stays registered under one of its two
+        // names: for the handler, the rename (or link) and the registration
+        // are one step.
+        const TerminationDeferred deferred;
+        if (options.replace) {
+            if (::rename(temporary.c_str(), path.c_str()) != 0) {
+                const int error = errno;
+                ::unlink(temporary.c_str());
+                return WriteFailure{"rename failed", error, ""};
+            }
+        } else {
+            const int error = ::link(temporary.c_str(), path.c_str()) != 0 ? errno : 0;
             ::unlink(temporary.c_str());
-            return WriteFailure{"rename failed", error, ""};
+            if (error != 0) return WriteFailure{"link failed", error, ""};
         }
-    } else {
-        const int error = ::link(temporary.c_str(), path.c_str()) != 0 ? errno : 0;
-        ::unlink(temporary.c_str());
-        if (error != 0) return WriteFailure{"link failed", error, ""};
+        if (options.remove_at_termination) remove_at_termination(path, written);
     }
     // Make the new name itself durable.
     const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

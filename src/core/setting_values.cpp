@@ -19,11 +19,12 @@ bool parse_boolean(std::string_view text, std::string_view source) {
 }
 
 std::chrono::milliseconds parse_duration(std::string_view text, std::string_view source, double max_seconds) {
+    constexpr double kMinSeconds = 0.001;
     const std::string value = trimmed(text);
     const auto refuse = [&](std::string_view why) -> std::chrono::milliseconds {
         throw Error(ExitCode::usage,
-                    fmt::format("{}={}: {}; expected seconds, a number from 0.001 to {:g}", source,
-                                printable(text, 64), why, max_seconds));
+                    fmt::format("{}={}: {}; expected seconds, a number from {:g} to {:g}", source,
+                                printable(text, 64), why, kMinSeconds, max_seconds));
     };
     double seconds = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
@@ -32,9 +33,9 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
     if (error == std::errc::result_out_of_range || !std::isfinite(seconds) || seconds > max_seconds)
         return refuse("out of range");
     if (!(seconds > 0)) return refuse("not more than 0");
-    const auto ms = static_cast<long long>(std::llround(seconds * 1000));
-    if (ms < 1) return refuse("shorter than a millisecond");
-    return std::chrono::milliseconds(ms);
+    // The range the message states, not what happens to round to 1 ms.
+    if (seconds < kMinSeconds) return refuse("shorter than a millisecond");
+    return std::chrono::milliseconds(std::llround(seconds * 1000));
 }
 
 }  // namespace provision

@@ -13,9 +13,9 @@ namespace provision {
 // 1/true/yes/on and 0/false/no/off, in any case, blanks around ignored.
 bool parse_boolean(std::string_view text, std::string_view source);
 
-// Seconds as a decimal number ("5", "0.25", "1e1"): finite, more than 0, at
-// most `max_seconds`, and at least one millisecond (no value silently
-// rounds to 0 ms).  Returns whole milliseconds.
+// Seconds as a decimal number ("5", "0.25", "1e1"): finite, from 0.001 (a
+// millisecond; nothing below it, not even a value that would round to one)
+// to `max_seconds`.  Returns whole milliseconds, rounded to the nearest.
 std::chrono::milliseconds parse_duration(std::string_view text, std::string_view source, double max_seconds);
 
 }  // namespace provision

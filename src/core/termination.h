@@ -1,11 +1,20 @@
 // SIGTERM, SIGINT and SIGHUP before the handoff: provision stops at once in
 // every phase (a fetch from a server that never answers, detection,
-// validation, the env file write), removes its temporary files, stops its
-// validation workers, and exits 128 + the signal's number.  As PID 1 a
-// signal without a handler is ignored by the kernel, so the handler is what
-// makes `docker stop` work at all.  Before the exec the default dispositions
-// and an empty signal mask are restored, so the workload gets signals as if
-// started directly.
+// validation, the env file write), removes the files registered below,
+// stops its validation workers, and exits 128 + the signal's number.  As
+// PID 1 a signal without a handler is ignored by the kernel, so the handler
+// is what makes `docker stop` work at all.  The handler runs on the main
+// thread only (another thread that receives the signal passes it on), so
+// what the main thread does with the signals held back (TerminationDeferred)
+// is one step for it.
+//
+// SIGPIPE is ignored, so that a write to a pipe whose reader has gone fails
+// with EPIPE (a broken stdout is then a failed write, as a closed one is)
+// instead of killing provision.
+//
+// Before the exec the default dispositions (SIGPIPE's too) and an empty
+// signal mask are restored, so the workload gets signals as if started
+// directly.
 #pragma once
 
 #include <signal.h>
@@ -13,26 +22,27 @@
 #include <string>
 #include <sys/types.h>
 
+#include "core/file_identity.h"
+
 namespace provision {
 
 void install_termination_handlers();
 void restore_default_signals();
 
-// Removed by the handler when a signal stops the run.  Registration is for
-// the duration of one write; forget_temporary_file() ends it.  At most a
-// few at a time (the env file's, a cache entry's, a fetched recipe's).
-void remember_temporary_file(const std::string& path);
-void forget_temporary_file(const std::string& path);
-
-// A file provision keeps fresh while it runs (--repeat's node labels and
-// metrics): the handler removes it when a signal stops the run, as GPU
-// Feature Discovery removes its labels, so nothing stale outlives provision.
-// Shares the temporary files' slots, and stays registered until exit.
-void remove_at_termination(const std::string& path);
+// Removed by the handler when a signal stops the run, but only while `path`
+// still names that very file (lstat: a regular file with the same device
+// and inode): never a symbolic link, a device node, a FIFO, or a file that
+// someone else has put there since.  Registering a path again replaces its
+// file.  Fixed storage for a few paths at a time (temporary files during
+// a write, the published labels and metrics); call from the main thread.
+void remove_at_termination(const std::string& path, const FileId& file);
+// Ends the registration of `path` (a temporary file renamed or removed).
+void keep_at_termination(const std::string& path);
 
 // Holds SIGTERM, SIGINT and SIGHUP back for its lifetime (in this thread),
-// so that creating a temporary file and remembering it is one step for the
-// handler: a signal arriving in between is delivered once both are done.
+// so that a few steps (creating a file and registering it, a rename and the
+// registration of the renamed file) are one step for the handler: a signal
+// arriving in between is delivered once all are done.
 class TerminationDeferred {
 public:
     TerminationDeferred();

@@ -31,8 +31,8 @@ std::string render_env_file(const EnvSettings& settings, const std::string& head
     return out.str();
 }
 
-void write_env_file_atomically(const std::string& path, const std::string& contents) {
-    const auto failure = write_file_atomically(path, contents, {.mode = 0644});
+void write_env_file_atomically(const std::string& path, const std::string& contents, bool create_folders) {
+    const auto failure = write_file_atomically(path, contents, {.mode = 0644, .create_folders = create_folders});
     if (!failure) return;
     if (failure->refused())
         throw Error(ExitCode::io_failure,

@@ -22,7 +22,9 @@ constexpr const char* kDiscardedEnvFile = "/dev/null";
 // was, the temporary file is removed, and Error(io_failure) says why.
 // Only a regular file is ever replaced: anything else at `path` (a device
 // node, a FIFO, a folder, a symbolic link) is Error(io_failure) naming it.
-// (src/core/atomic_file.h, mode 0644.)
-void write_env_file_atomically(const std::string& path, const std::string& contents);
+// With `create_folders`, the folders above it that are missing are made
+// first (never for a path that cannot name a file, such as one ending in
+// '/').  (src/core/atomic_file.h, mode 0644.)
+void write_env_file_atomically(const std::string& path, const std::string& contents, bool create_folders = false);
 
 }  // namespace provision

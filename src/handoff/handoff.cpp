@@ -99,6 +99,7 @@ void exec_workload(const std::vector<std::string>& command, const EnvSettings& s
     restore_default_signals();  // the workload starts with normal signal handling
     ::execvp(argv[0], argv.data());
     const int error = errno;
+    install_termination_handlers();  // still provision: a signal must still stop it as before
     // ENOENT for a file that exists: its "#!" interpreter is missing, as a
     // shell says "bad interpreter" (and exits 126).
     if (const std::string file = error == ENOENT ? located(command[0]) : ""; !file.empty()) {

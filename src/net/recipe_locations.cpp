@@ -30,7 +30,7 @@ LocalRecipes localize_recipes(const std::vector<std::string>& locations, const F
 void LocalRecipes::remove_temporary() {
     for (const std::string& path : temporary) {
         ::unlink(path.c_str());
-        forget_temporary_file(path);
+        keep_at_termination(path);
     }
     temporary.clear();
 }

@@ -49,6 +49,7 @@ std::optional<std::string> peer_access_summary(const PodReport& pod) {
 
 std::string_view stop_reason(ExitCode code) {
     switch (code) {
+        case ExitCode::internal_error: return "internal";
         case ExitCode::usage: return "usage";
         case ExitCode::invalid_input: return "invalid-input";
         case ExitCode::no_mechanism: return "no-mechanism";

@@ -45,7 +45,8 @@ std::map<std::string, ProofState> feature_proofs(const Report& report, const Rec
 // "unknown", else "ok".  nullopt without a pair (fewer than two GPUs).
 std::optional<std::string> peer_access_summary(const PodReport& pod);
 
-// Why a run stopped before its report, as a word: "usage", "invalid-input".
+// Why a run stopped before its report, as a word: "usage", "invalid-input",
+// "internal" (an internal error, exit 1).
 std::string_view stop_reason(ExitCode code);
 
 }  // namespace provision

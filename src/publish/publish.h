@@ -28,6 +28,9 @@ struct PublishTargets {
     // --repeat: when this round began, in milliseconds after the process
     // started, so the phase metrics count from the round, not the process.
     double round_started_ms = 0;
+    // Each file written is removed when a signal stops provision (while it
+    // is still that file): src/core/termination.
+    bool remove_at_termination = false;
 
     bool any() const { return !node_labels.empty() || !metrics.empty(); }
 };

@@ -195,10 +195,12 @@ void make_strings_valid(toml::node& node) {
 // (TOML's form, not JSON's): each becomes the raw UTF-8 character.  Other
 // escapes ("\\", "\"", "\u001B") are JSON already and pass through.  A bare
 // NaN outside strings (put_json_null's; every other number is finite or
-// written as a string) becomes null.
-std::string as_json_text(const toml::table& root) {
+// written as a string) becomes null.  As one line, the writer's line breaks
+// go (a string never holds a raw one: JSON escapes it).
+std::string as_json_text(const toml::table& root, JsonLayout layout) {
     std::ostringstream formatted;
-    formatted << toml::json_formatter{root, toml::format_flags::none};
+    formatted << toml::json_formatter{root, layout == JsonLayout::line ? toml::format_flags::terse_key_value_pairs
+                                                                        : toml::format_flags::none};
     const std::string text = formatted.str();
     std::string out;
     out.reserve(text.size() + 1);
@@ -210,6 +212,7 @@ std::string as_json_text(const toml::table& root) {
             i += 2;
             continue;
         }
+        if (text[i] == '\n' && layout == JsonLayout::line) continue;
         if (text[i] != '\\' || i + 1 >= text.size()) {
             out += text[i];
             continue;
@@ -231,10 +234,10 @@ std::string render_json_error(int exit_code, const std::string& message) {
     toml::table error{{"exit_code", exit_code}, {"message", message}};
     toml::table root{{"schema", 1}, {"error", std::move(error)}};
     make_strings_valid(root);
-    return as_json_text(root);
+    return as_json_text(root, JsonLayout::line);
 }
 
-std::string render_json(const Report& report) {
+std::string render_json(const Report& report, JsonLayout layout) {
     toml::table root;
     root.insert_or_assign("schema", 1);
     toml::table driver;
@@ -336,7 +339,7 @@ std::string render_json(const Report& report) {
     root.insert_or_assign("timings", std::move(timings));
 
     make_strings_valid(root);
-    return as_json_text(root);
+    return as_json_text(root, layout);
 }
 
 std::string render_summary(const Report& report, bool explain) {

@@ -44,9 +44,14 @@ struct Report {
     PhaseClock timings;              // when each phase ended
 };
 
-std::string render_json(const Report& report);
+// How a JSON document is laid out: indented over many lines, or on one line
+// (JSON Lines: --repeat prints one report a round).  Each ends in a newline.
+enum class JsonLayout { pretty, line };
+
+std::string render_json(const Report& report, JsonLayout layout = JsonLayout::pretty);
 // The JSON document printed with --json when the run stops before a report
-// exists (exits 2 and 3): {"schema":1,"error":{"exit_code":N,"message":"..."}}.
+// exists (exits 2 and 3), on one line:
+// {"schema":1,"error":{"exit_code":N,"message":"..."}}.
 std::string render_json_error(int exit_code, const std::string& message);
 std::string render_summary(const Report& report, bool explain);
 

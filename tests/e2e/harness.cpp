@@ -104,6 +104,10 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     int out_pipe[2], err_pipe[2], measure_pipe[2] = {-1, -1};
     if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
     if (options.measure && pipe2(measure_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    if (options.broken_stdout) {
+        close(out_pipe[0]);  // no reader, ever
+        out_pipe[0] = -1;
+    }
 
     std::map<std::string, std::string> environment = env;
     if (!environment.count("PATH")) {
@@ -139,7 +143,7 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
     posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
+    if (out_pipe[0] >= 0) posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
     posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
     if (options.measure) posix_spawn_file_actions_adddup2(&actions, measure_pipe[1], kMeasureFd);
     if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
@@ -147,10 +151,21 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     // the program together.
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
+    short flags = 0;
     if (options.measure) {
-        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+        flags |= POSIX_SPAWN_SETPGROUP;
         posix_spawnattr_setpgroup(&attributes, 0);
     }
+    // As a shell starts a pipeline's programs: SIGPIPE's default disposition,
+    // whatever this process was given.
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    if (options.broken_stdout) {
+        flags |= POSIX_SPAWN_SETSIGDEF;
+        posix_spawnattr_setsigdefault(&attributes, &pipe_signal);
+    }
+    posix_spawnattr_setflags(&attributes, flags);
     pid_t pid = 0;
     const int rc = options.measure
                        ? posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv.data(), envp.data())
@@ -161,7 +176,7 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     close(err_pipe[1]);
     if (options.measure) close(measure_pipe[1]);
     if (rc != 0) {
-        close(out_pipe[0]);
+        if (out_pipe[0] >= 0) close(out_pipe[0]);
         close(err_pipe[0]);
         if (options.measure) close(measure_pipe[0]);
         throw std::runtime_error("cannot start " + program);
@@ -171,7 +186,7 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     result.pid = pid;
     const auto started = std::chrono::steady_clock::now();
     pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-    int open_fds = 2;
+    int open_fds = out_pipe[0] >= 0 ? 2 : 1;
     char buffer[65536];
     const auto deadline = started + std::chrono::duration<double>(options.kill_after_s);
     while (open_fds > 0) {
@@ -274,7 +289,7 @@ std::map<std::string, std::string> source_env_file(const std::string& path, cons
     return values;
 }
 
-pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, int stdout_fd) {
     std::map<std::string, std::string> merged = {
         {"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", "/tmp"}, {"PROVISION_TEST_SYSTEM_LIBRARIES", ""}};
     for (const auto& [name, value] : env) merged[name] = value;
@@ -289,7 +304,8 @@ pid_t start(const std::vector<std::string>& args, const std::map<std::string, st
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
+    else posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid = 0;
     // posix_spawnp searches the PATH of this process, not the child's.

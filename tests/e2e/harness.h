@@ -37,6 +37,9 @@ struct RunOptions {
     // child of a small helper, the test binary itself (kMeasuredRun), in its
     // own process group, and Result::pid is the helper's.
     bool measure = false;
+    // stdout is a pipe whose reader has gone (closed before the program
+    // starts): every write to it fails with EPIPE, or raises SIGPIPE.
+    bool broken_stdout = false;
 };
 
 // Runs `program args...` with exactly `env` as its environment (plus PATH
@@ -83,9 +86,11 @@ void write_file(const std::string& path, const std::string& contents);
 nlohmann::json report(const Result& result);
 
 // Starts `args` (args[0] looked up on PATH) with PATH=/usr/local/bin:/usr/bin:/bin,
-// HOME=/tmp and `env` over them, stdin, stdout and stderr on /dev/null, and
-// returns its PID at once: for tests that signal or watch a running process.
-pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+// HOME=/tmp and `env` over them, stdin, stdout and stderr on /dev/null
+// (stdout on `stdout_fd` when one is given), and returns its PID at once:
+// for tests that signal or watch a running process.
+pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
+            int stdout_fd = -1);
 
 // Whether a test that runs provision as PID 1 of a new PID namespace
 // (unshare --pid --fork) must be skipped here, saying why: it needs root,

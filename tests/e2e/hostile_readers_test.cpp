@@ -522,14 +522,21 @@ TEST_CASE("readers: an allocation that fails still gives the JSON error document
     std::string record;
     while (record.size() < (16u << 20) - 64) record += "flash_attn/module.py,sha256=x,1\n";
     write(site_of(dir.file("venv")) + "/flash_attn-2.8.3.dist-info/RECORD", record);
-    const auto result = run_guarded(dir, {"--python", python}, {}, "", "h100", kGuardSeconds, {"--data=12582912"});
+    // An earlier run's labels: a run that cannot finish must not leave them.
+    write(dir.file("labels"), "provision/validated=true\n");
+    const auto result = run_guarded(dir, {"--python", python, "--node-labels", dir.file("labels")}, {}, "", "h100",
+                                    kGuardSeconds, {"--data=12582912"});
     CHECK(result.exit_code == 1);
     CHECK_THAT(result.err, Catch::Contains("provision: internal error:"));
     const auto report = json_of(result);
     CHECK(report["error"]["exit_code"] == 1);
     CHECK_THAT(report["error"]["message"].get<std::string>(), Catch::Contains("internal error"));
+    const std::string labels = e2e::read_file(dir.file("labels"));
+    CHECK_THAT(labels, Catch::Contains("\nprovision/validated=false\n"));
+    CHECK_THAT(labels, Catch::Contains("\nprovision/error=internal\n"));
     reliability::record("readers", "an allocation fails (RLIMIT_DATA 12 MiB, a 16 MiB RECORD to read) with --json",
-                        "exit 1 'internal error', the JSON error document on stdout");
+                        "exit 1 'internal error', the JSON error document on stdout; the labels say "
+                        "validated=false, error=internal");
 }
 
 TEST_CASE("readers: an ld.so.conf.d file over the limit is named in a note, not skipped in silence", "[readers]") {

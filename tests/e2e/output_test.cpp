@@ -2,6 +2,7 @@
 // holds, a JSON error document for exits 2 and 3, a failed report write that
 // is not a success, and a human summary that no GPU name, driver version or
 // environment value can turn into terminal control or a forged log line.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -140,4 +141,36 @@ TEST_CASE("a script whose #! interpreter is missing: 'bad interpreter', exit 126
     CHECK_THAT(result.err, Catch::Contains(script + ": bad interpreter: /nonexistent/interpreter: No such file"));
     reliability::record("handoff", "COMMAND is a script whose #! names a missing interpreter",
                         "exit 126 saying 'bad interpreter' and naming it");
+}
+
+TEST_CASE("a stdout whose reader has gone is a report that cannot be written, not a death by SIGPIPE") {
+    TempDir dir;
+    e2e::RunOptions broken;
+    broken.broken_stdout = true;
+    auto with_metrics = args(dir, e2e::gpu_fixture("h100"));
+    with_metrics.insert(with_metrics.end(), {"--metrics", dir.file("provision.prom")});
+    // Without a COMMAND: exit 6, as for a full or closed stdout.
+    const auto alone = e2e::run(PROVISION_BINARY, with_metrics, {}, broken);
+    INFO(alone.err);
+    CHECK(alone.exit_code == 6);
+    CHECK_THAT(alone.err, Catch::Contains("error: cannot write the JSON report to stdout: Broken pipe"));
+    CHECK_THAT(e2e::read_file(dir.file("provision.prom")), Catch::Contains("\nprovision_exit_code 6\n"));
+    // With a COMMAND: a warning, and the workload starts, with SIGPIPE's
+    // default disposition (an ignored one would survive exec): its own
+    // write to the broken stdout ends it by SIGPIPE, as if started directly.
+    auto handoff_args = with_metrics;
+    handoff_args.insert(handoff_args.end(), {"--", "/bin/sh", "-c",
+                                             "grep '^SigIgn:' /proc/self/status >&2; echo started >&2; exec echo hello"});
+    const auto handoff = e2e::run(PROVISION_BINARY, handoff_args, {}, broken);
+    INFO(handoff.err);
+    CHECK_THAT(handoff.err, Catch::Contains("warning: cannot write the JSON report to stdout: Broken pipe"));
+    CHECK_THAT(handoff.err, Catch::Contains("started"));
+    const auto ignored_at = handoff.err.find("SigIgn:");
+    REQUIRE(ignored_at != std::string::npos);
+    const unsigned long long ignored = std::stoull(handoff.err.substr(ignored_at + 7), nullptr, 16);
+    CHECK((ignored & (1ULL << (SIGPIPE - 1))) == 0);
+    CHECK(handoff.exit_code == 128 + SIGPIPE);
+    reliability::record("report output", "--json with stdout a pipe whose reader has gone; with and without a COMMAND",
+                        "no death by SIGPIPE: exit 6 (metrics say 6); with a COMMAND a warning and the workload "
+                        "starts, with SIGPIPE's default disposition");
 }

@@ -95,12 +95,20 @@ inline e2e::Result promtool_check(const std::string& promtool, const std::string
     return e2e::run("/bin/sh", {"-c", "\"$1\" check metrics < \"$2\"", "sh", promtool, file});
 }
 
+// Where a background program's stdout goes: with its stderr into the log,
+// into a file of its own, or into a pipe whose reader has gone (every write
+// fails with EPIPE, or raises SIGPIPE).
+struct StdoutTo {
+    enum Kind { log, file, broken_pipe } kind = log;
+    std::string path;  // for `file`
+};
+
 // A program started in the background, its output in `log`; stopped (TERM,
 // then KILL after `grace`) and reaped when the object goes away.
 class Background {
 public:
     Background(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-               const std::string& log) {
+               const std::string& log, const StdoutTo& out = {}) {
         std::vector<std::string> env_strings{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp"};
         for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
         std::vector<char*> envp, argv;
@@ -109,13 +117,30 @@ public:
         std::vector<std::string> copy = args;
         for (auto& text : copy) argv.push_back(text.data());
         argv.push_back(nullptr);
+        int broken[2] = {-1, -1};
+        if (out.kind == StdoutTo::broken_pipe && ::pipe2(broken, O_CLOEXEC) == 0) ::close(broken[0]);
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        posix_spawn_file_actions_adddup2(&actions, 1, 2);
-        const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
+        posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (out.kind == StdoutTo::file)
+            posix_spawn_file_actions_addopen(&actions, 1, out.path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        else if (out.kind == StdoutTo::broken_pipe)
+            posix_spawn_file_actions_adddup2(&actions, broken[1], 1);
+        else
+            posix_spawn_file_actions_adddup2(&actions, 2, 1);
+        // As a shell starts a pipeline's programs: SIGPIPE's default disposition.
+        posix_spawnattr_t attributes;
+        posix_spawnattr_init(&attributes);
+        sigset_t pipe_signal;
+        sigemptyset(&pipe_signal);
+        sigaddset(&pipe_signal, SIGPIPE);
+        posix_spawnattr_setsigdefault(&attributes, &pipe_signal);
+        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
+        const int rc = posix_spawn(&pid_, argv[0], &actions, &attributes, argv.data(), envp.data());
+        posix_spawnattr_destroy(&attributes);
         posix_spawn_file_actions_destroy(&actions);
+        if (broken[1] >= 0) ::close(broken[1]);
         if (rc != 0) pid_ = 0;
     }
     ~Background() { stop(SIGTERM, std::chrono::seconds(5)); }

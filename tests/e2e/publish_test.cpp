@@ -238,3 +238,136 @@ TEST_CASE("--node-labels, --metrics and --repeat: usage errors", "[publish]") {
         CHECK_THAT(result.err, Catch::Contains(words));
     }
 }
+
+namespace {
+
+// Every file and folder under `root` (links not followed) with what it holds:
+// a regular file's contents, a link's target, "(folder)" or "(other)".
+std::map<std::string, std::string> tree(const std::string& root) {
+    std::map<std::string, std::string> found;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+        const auto status = entry.symlink_status();
+        std::string what = "(other)";
+        if (std::filesystem::is_symlink(status)) what = "-> " + std::filesystem::read_symlink(entry.path()).string();
+        else if (std::filesystem::is_directory(status)) what = "(folder)";
+        else if (std::filesystem::is_regular_file(status)) what = e2e::read_file(entry.path());
+        found[entry.path().lexically_relative(root).string()] = what;
+    }
+    return found;
+}
+
+}  // namespace
+
+TEST_CASE("two outputs that are one file, however spelled, are a usage error that writes nothing", "[publish]") {
+    TempDir dir;
+    const std::string d = dir.path();
+    std::filesystem::create_directories(d + "/sub");
+    std::filesystem::create_directories(d + "/folder");
+    e2e::write_file(d + "/real", "real\n");
+    e2e::write_file(d + "/env", "export A='1'\n");
+    std::filesystem::create_symlink(d + "/real", d + "/link");
+    std::filesystem::create_hard_link(d + "/env", d + "/hard");
+    std::filesystem::create_directory_symlink(d + "/folder", d + "/alias");
+    struct Case {
+        std::string what;
+        std::vector<std::string> args;
+        std::map<std::string, std::string> env = {};
+        std::string words = "name the same file";
+    };
+    for (const auto& run : std::vector<Case>{
+             {"a relative name and ./ (run from the folder)", {"--node-labels", "same", "--metrics", "./same"}},
+             {"the env file and the labels, relative and absolute",
+              {"--env-file", "x.env", "--node-labels", d + "/x.env"}},
+             {"'..' through a folder that exists", {"--node-labels", d + "/sub/../out", "--metrics", d + "/out"}},
+             {"a symbolic link and its target", {"--node-labels", d + "/link", "--metrics", d + "/real"}},
+             {"a hard link and the env file", {"--env-file", d + "/env", "--metrics", d + "/hard"}},
+             {"a file not there yet, through a folder not there yet",
+              {"--node-labels", d + "/new/x", "--metrics", d + "/./new//x"}},
+             {"a folder's symbolic link", {"--node-labels", d + "/alias/x", "--metrics", d + "/folder/x"}},
+             {"a variable and a flag", {"--metrics", d + "//v"}, {{"PROVISION_NODE_LABELS", d + "/v"}}},
+             {"with another usage error besides", {"--node-labels", "same", "--metrics", "./same", "--repeat", "0"}},
+             {"with a value the command-line parser refuses besides",
+              {"--node-labels", "same", "--metrics", "./same", "--validate", "sometimes"},
+              {},
+              "--validate"},
+         }) {
+        const auto before = tree(d);
+        std::vector<std::string> args = {"--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
+                                         e2e::site_packages("all")};
+        if (std::find(run.args.begin(), run.args.end(), "--env-file") == run.args.end())
+            args.insert(args.end(), {"--env-file", d + "/settings.env"});
+        args.insert(args.end(), run.args.begin(), run.args.end());
+        e2e::RunOptions options;
+        options.cwd = d;
+        const auto result = e2e::run(PROVISION_BINARY, args, run.env, options);
+        INFO(run.what << "\n" << result.err);
+        CHECK(result.exit_code == 2);
+        CHECK_THAT(result.err, Catch::Contains(run.words));
+        CHECK(tree(d) == before);  // nothing written, no folder made
+    }
+    // Two files side by side are two files.
+    const auto apart = e2e::run(PROVISION_BINARY,
+                                {"--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
+                                 e2e::site_packages("all"), "--env-file", d + "/settings.env", "--node-labels",
+                                 "same", "--metrics", "./other.prom"},
+                                {}, d);
+    INFO(apart.err);
+    CHECK(apart.exit_code == 0);
+    CHECK(std::filesystem::exists(d + "/same"));
+    CHECK(std::filesystem::exists(d + "/other.prom"));
+    reliability::record("node labels",
+                        "two outputs naming one file: ./same and same, the env file by an absolute path, '..', a "
+                        "symbolic link, a hard link, a file and a folder not there yet, a folder's link",
+                        "exit 2 naming both, before anything is written: no file changed, no folder made");
+}
+
+TEST_CASE("an output path ending in '/' is a usage error before any folder is made", "[publish]") {
+    TempDir dir;
+    const std::string d = dir.path();
+    for (const auto& [args, env, source] :
+         std::vector<std::tuple<std::vector<std::string>, std::map<std::string, std::string>, std::string>>{
+             {{"--node-labels", d + "/trailing/"}, {}, "--node-labels"},
+             {{"--metrics", d + "/metrics/"}, {}, "--metrics"},
+             {{"--env-file", d + "/env/"}, {}, "--env-file"},
+             {{}, {{"PROVISION_NODE_LABELS", d + "/variable/"}}, "PROVISION_NODE_LABELS"},
+             {{"--node-labels", d + "/dot/."}, {}, "--node-labels"},
+             {{"--node-labels", d + "/refused/", "--validate", "sometimes"}, {}, "--validate"},
+         }) {
+        std::vector<std::string> all = {"--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
+                                        e2e::site_packages("all"), "--metrics", d + "/provision.prom"};
+        if (std::find(args.begin(), args.end(), "--env-file") == args.end())
+            all.insert(all.end(), {"--env-file", d + "/settings.env"});
+        all.insert(all.end(), args.begin(), args.end());
+        const auto result = e2e::provision(all, env);
+        INFO(fmt::format("{}", fmt::join(args, " ")) << "\n" << result.err);
+        CHECK(result.exit_code == 2);
+        CHECK_THAT(result.err, Catch::Contains(source));
+        CHECK(std::filesystem::is_empty(d));  // no folder made, and nothing else written either
+    }
+    reliability::record("node labels", "--node-labels, --metrics, --env-file (and a variable) ending in '/' or '/.'",
+                        "exit 2 naming the flag, before anything is made or written");
+}
+
+TEST_CASE("provision_exit_code is the status the process exits with", "[publish]") {
+    TempDir dir;
+    std::string command = "exec \"$0\"";
+    for (const auto& arg :
+         std::vector<std::string>{"--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
+                                  e2e::site_packages("all"), "--env-file", dir.file(".env"), "--metrics",
+                                  dir.file("provision.prom"), "--json"})
+        command += " '" + arg + "'";
+    // The report cannot be written to stdout: exit 6.
+    const auto full = e2e::run("/bin/sh", {"-c", command + " >/dev/full", PROVISION_BINARY});
+    INFO(full.err);
+    CHECK(full.exit_code == 6);
+    CHECK_THAT(e2e::read_file(dir.file("provision.prom")), Catch::Contains("\nprovision_exit_code 6\n"));
+    // The COMMAND cannot be started: exit 127.
+    const auto missing = e2e::provision({"--gpu-fixture", e2e::gpu_fixture("h100"), "--site-packages",
+                                         e2e::site_packages("all"), "--env-file", dir.file(".env"), "--metrics",
+                                         dir.file("provision.prom"), "--", dir.file("no-such-command")});
+    INFO(missing.err);
+    CHECK(missing.exit_code == 127);
+    CHECK_THAT(e2e::read_file(dir.file("provision.prom")), Catch::Contains("\nprovision_exit_code 127\n"));
+    reliability::record("metrics", "--metrics with the report's stdout on /dev/full; with a COMMAND that does not exist",
+                        "provision_exit_code 6 and 127: the status the process exits with");
+}

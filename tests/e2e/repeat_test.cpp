@@ -5,9 +5,13 @@
 // build lets tests simulate the validation worker (fault injection), each
 // round's worker really opens the fake GPU, and none may outlive its round.
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -167,4 +171,169 @@ TEST_CASE("--repeat: the labels follow a GPU that turns unhealthy; SIGTERM remov
                         "each round's validation worker is gone before the next; exit 143, labels and metrics "
                         "removed, no process left",
                         "the labels (by design, as GPU Feature Discovery)");
+}
+
+namespace {
+
+// provision --repeat on a simulated H100, its stderr in `log`.
+std::vector<std::string> repeat_args(const TempDir& dir, const std::string& interval,
+                                     std::vector<std::string> more) {
+    std::vector<std::string> args = {PROVISION_BINARY,          "--repeat",  interval,
+                                     "--gpu-fixture",           e2e::gpu_fixture("h100"),
+                                     "--site-packages",         e2e::site_packages("all"),
+                                     "--env-file",              dir.file(".env")};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
+// Waits (at most 20 s) for `ready`; on failure the message shows the log.
+void wait_or_fail(const TempDir& dir, const std::function<bool()>& ready, const char* what) {
+    if (publish_test::wait_for(ready, 20s)) return;
+    const std::string log = e2e::read_file(dir.file("provision.log"));
+    FAIL(what << " within 20 s; provision's log ends:\n" << log.substr(log.size() > 4000 ? log.size() - 4000 : 0));
+}
+
+bool log_has(const TempDir& dir, const std::string& words) {
+    return e2e::read_file(dir.file("provision.log")).find(words) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("--repeat: a signal removes only the files provision wrote, never a link, a FIFO or a device node",
+          "[publish]") {
+    std::vector<std::string> kinds = {"a FIFO"};
+    if (::geteuid() == 0) kinds.push_back("a character device");
+    else WARN("not root: no device node (mknod) at the metrics path");
+    for (const auto& kind : kinds) {
+        TempDir dir;
+        e2e::write_file(dir.file("precious"), "precious\n");
+        std::filesystem::create_symlink(dir.file("precious"), dir.file("labels"));
+        const std::string metrics = dir.file("provision.prom");
+        if (kind == "a FIFO") REQUIRE(::mkfifo(metrics.c_str(), 0644) == 0);
+        else REQUIRE(::mknod(metrics.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0);  // as /dev/null
+        publish_test::Background provision(
+            repeat_args(dir, "0.2", {"--node-labels", dir.file("labels"), "--metrics", metrics}), {},
+            dir.file("provision.log"));
+        // A round refused both, and said so.
+        wait_or_fail(
+            dir, [&] { return log_has(dir, "it is a symbolic link") && log_has(dir, "it is " + kind); },
+            "a round refusing both paths");
+        INFO("metrics at " << kind);
+        CHECK(provision.stop(SIGTERM, 5s) == 143);
+        CHECK(std::filesystem::is_symlink(dir.file("labels")));
+        CHECK(e2e::read_file(dir.file("precious")) == "precious\n");
+        struct stat info {};
+        REQUIRE(::lstat(metrics.c_str(), &info) == 0);
+        CHECK((kind == "a FIFO" ? S_ISFIFO(info.st_mode) : S_ISCHR(info.st_mode)));
+    }
+    reliability::record("repeat",
+                        "--repeat with --node-labels at a symbolic link and --metrics at a FIFO or a device node "
+                        "(/dev/null's numbers), then SIGTERM",
+                        "each round refuses them (exit 6 in the metrics it cannot write); SIGTERM exits 143 and "
+                        "leaves the link, its target, the FIFO and the device node as they were");
+}
+
+TEST_CASE("--repeat: a signal leaves a file put in place of the one provision wrote", "[publish]") {
+    TempDir dir;
+    const std::string labels = dir.file("labels"), metrics = dir.file("provision.prom");
+    // One round, then a long wait: the test acts between the round and the signal.
+    publish_test::Background provision(repeat_args(dir, "3600", {"--node-labels", labels, "--metrics", metrics}), {},
+                                       dir.file("provision.log"));
+    wait_or_fail(dir, [&] { return std::filesystem::exists(metrics); }, "the first round's metrics");
+    e2e::write_file(dir.file(".mine"), "someone=else\n");
+    std::filesystem::rename(dir.file(".mine"), labels);  // another file at the labels' path
+    CHECK(provision.stop(SIGTERM, 5s) == 143);
+    CHECK(e2e::read_file(labels) == "someone=else\n");
+    CHECK_FALSE(std::filesystem::exists(metrics));  // still the one provision wrote: removed
+    reliability::record("repeat", "--repeat; another file renamed over the labels provision wrote; then SIGTERM",
+                        "exit 143; the other file is left, the metrics provision wrote are removed");
+}
+
+TEST_CASE("--repeat: an interval below a millisecond is a usage error, as the message says", "[publish]") {
+    TempDir dir;
+    e2e::RunOptions guarded;
+    guarded.kill_after_s = 20;  // a run that accepted it would repeat until killed
+    for (const auto& [args, env, source] :
+         std::vector<std::tuple<std::vector<std::string>, std::map<std::string, std::string>, std::string>>{
+             {{"--repeat", "0.0005"}, {}, "--repeat=0.0005"},
+             {{"--repeat", "0.00099"}, {}, "--repeat=0.00099"},
+             {{}, {{"PROVISION_REPEAT", "0.0009"}}, "PROVISION_REPEAT=0.0009"},
+             {{"--validate-timeout", "0.0005"}, {}, "--validate-timeout=0.0005"},
+         }) {
+        std::vector<std::string> all = {"--gpu-fixture", e2e::gpu_fixture("h100"), "--env-file", dir.file(".env")};
+        all.insert(all.end(), args.begin(), args.end());
+        const auto result = e2e::run(PROVISION_BINARY, all, env, guarded);
+        INFO(source << "\n" << result.err);
+        CHECK_FALSE(result.killed_by_guard);
+        CHECK(result.exit_code == 2);
+        CHECK_THAT(result.err, Catch::Contains(source + ": shorter than a millisecond"));
+        CHECK_THAT(result.err, Catch::Contains("a number from 0.001 to"));
+    }
+    CHECK(e2e::run(PROVISION_BINARY,
+                   {"--gpu-fixture", e2e::gpu_fixture("h100"), "--env-file", dir.file(".env"), "--validate-timeout",
+                    "0.001", "--no-validate"})
+              .exit_code == 0);
+    reliability::record("settings input", "--repeat 0.0005, 0.00099, PROVISION_REPEAT=0.0009, --validate-timeout 0.0005",
+                        "exit 2: below the 0.001 s the message names as the minimum");
+}
+
+TEST_CASE("--repeat --json: one compact report a line (JSON Lines), an error document for a stopped round",
+          "[publish]") {
+    for (const bool stopped : {false, true}) {
+        TempDir dir;
+        const std::string out = dir.file("stdout");
+        auto args = repeat_args(dir, "0.1", {"--json", "--no-validate"});
+        if (stopped) args[4] = e2e::gpu_fixture("bad-syntax");  // every round stops before its report (exit 3)
+        publish_test::Background provision(args, {}, dir.file("provision.log"),
+                                           {publish_test::StdoutTo::file, out});
+        // The lines written whole (the signal may cut the last one short).
+        auto lines = [&] {
+            std::vector<std::string> found;
+            const std::string text = std::filesystem::exists(out) ? e2e::read_file(out) : "";
+            for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+                found.push_back(text.substr(at, end - at));
+            return found;
+        };
+        wait_or_fail(dir, [&] { return lines().size() >= 3; }, "three lines on stdout");
+        CHECK(provision.stop(SIGTERM, 5s) == 143);
+        const auto written = lines();
+        INFO((stopped ? "rounds stopped by a malformed fixture" : "rounds with a report"));
+        for (const auto& line : written) {
+            INFO(line.substr(0, 200));
+            nlohmann::json document;
+            REQUIRE_NOTHROW(document = nlohmann::json::parse(line));
+            CHECK(document["schema"] == 1);
+            if (stopped) CHECK(document["error"]["exit_code"] == 3);
+            else CHECK(document["verdict"] == "ok");
+        }
+    }
+    reliability::record("repeat", "--repeat 0.1 --json, with a report each round and with a malformed fixture",
+                        "one JSON document a line (JSON Lines): the compact report, or the error document");
+}
+
+TEST_CASE("--repeat --json with a stdout whose reader has gone: the rounds go on, a signal still cleans up",
+          "[publish]") {
+    TempDir dir;
+    const std::string labels = dir.file("labels"), metrics = dir.file("provision.prom");
+    publish_test::Background provision(
+        repeat_args(dir, "0.2", {"--json", "--node-labels", labels, "--metrics", metrics}), {},
+        dir.file("provision.log"), {publish_test::StdoutTo::broken_pipe, ""});
+    // Two rounds have met the broken stdout, or provision is gone.
+    auto failed_rounds = [&] {
+        const std::string log = e2e::read_file(dir.file("provision.log"));
+        int count = 0;
+        for (auto at = log.find("cannot write the JSON report to stdout"); at != std::string::npos;
+             at = log.find("cannot write the JSON report to stdout", at + 1))
+            ++count;
+        return count;
+    };
+    wait_or_fail(dir, [&] { return failed_rounds() >= 2 || !provision.running(); },
+                 "two rounds with a broken stdout");
+    CHECK(provision.running());
+    CHECK(provision.stop(SIGTERM, 5s) == 143);
+    CHECK_FALSE(std::filesystem::exists(labels));
+    CHECK_FALSE(std::filesystem::exists(metrics));
+    reliability::record("repeat", "--repeat --json with stdout a pipe whose reader has gone, then SIGTERM",
+                        "no death by SIGPIPE: each round says it cannot write the report (exit 6) and the "
+                        "next one comes; SIGTERM exits 143 and removes the labels and metrics");
 }

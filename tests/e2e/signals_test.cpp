@@ -3,11 +3,13 @@
 // leave no temporary file; the workload then starts with default signal
 // handling.
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -158,4 +160,58 @@ TEST_CASE("the workload starts with default signal handling, even when provision
     CHECK(result.out.empty());
     reliability::record("signals", "provision started with SIGTERM ignored; the workload sends itself SIGTERM",
                         "default dispositions and an empty mask restored before exec: the workload ends (143)");
+}
+
+TEST_CASE("a single run stopped by a signal leaves no labels or metrics, before or after it published", "[publish]") {
+    // Each run is held where the test can see it: before its report, by a
+    // server that never answers its recipe's request; after publishing, by
+    // a stdout pipe too small for the JSON report, which nobody reads.
+    std::atomic<int> requests{0};
+    net_test::LocalHttpServer server([&](const net_test::Request&) {
+        ++requests;
+        return net_test::stall();
+    });
+    for (const bool published : {false, true}) {
+        TempDir dir;
+        const std::string labels = dir.file("features.d/provision"), metrics = dir.file("provision.prom");
+        std::filesystem::create_directories(dir.file("features.d"));
+        // An earlier run's files, which this run replaces.
+        e2e::write_file(labels, "provision/verdict=ok\nprovision/validated=true\n");
+        e2e::write_file(metrics, "provision_validated 1\nprovision_exit_code 0\n");
+        std::vector<std::string> args = {PROVISION_BINARY, "--gpu-fixture", e2e::gpu_fixture("8x-h100"),
+                                         "--site-packages", e2e::site_packages("all"), "--no-validate",
+                                         "--env-file", dir.file(".env"), "--node-labels", labels, "--metrics",
+                                         metrics, "--json"};
+        int out[2] = {-1, -1};
+        REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+        const int capacity = ::fcntl(out[1], F_SETPIPE_SZ, 4096);
+        REQUIRE(capacity > 0);
+        if (!published)
+            args.insert(args.end(), {"--allow-http", "--fetch-timeout", "3600", "--recipe", server.url("/recipe.toml")});
+        const int before = requests.load();
+        const pid_t pid = start(args, {{"PROVISION_CACHE_DIR", dir.file("cache")}}, out[1]);
+        ::close(out[1]);
+        INFO((published ? "after publishing, writing its report" : "before its report, fetching a recipe"));
+        // Held: the server has the request, or the pipe is full.
+        auto held = [&] {
+            int queued = 0;
+            if (published) return ::ioctl(out[0], FIONREAD, &queued) == 0 && queued >= capacity;
+            return requests.load() > before;
+        };
+        const auto deadline = Clock::now() + std::chrono::seconds(20);
+        while (!held() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        CHECK(held());
+        const Stopped stopped = signal_and_wait(pid, pid, SIGTERM, std::chrono::milliseconds(0));
+        ::close(out[0]);
+        CHECK(stopped.status == 143);
+        CHECK_FALSE(std::filesystem::exists(labels));
+        CHECK_FALSE(std::filesystem::exists(metrics));
+        CHECK(std::filesystem::is_empty(dir.file("features.d")));
+    }
+    reliability::record("node labels",
+                        "SIGTERM to a single run with --node-labels and --metrics over an earlier run's "
+                        "validated=true: while it fetches a recipe, and after it published (writing its report)",
+                        "exit 143; both files removed (the earlier run's, or those the run wrote): no claim "
+                        "outlives a run that could not finish",
+                        "the labels and metrics (by design)");
 }

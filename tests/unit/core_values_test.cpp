@@ -22,7 +22,7 @@ TEST_CASE("parse_duration: seconds to milliseconds, refusing what cannot be a ti
     CHECK(parse_duration("1e1", "X", 3600) == std::chrono::milliseconds(10000));
     CHECK(parse_duration("0.001", "X", 3600) == std::chrono::milliseconds(1));
     CHECK(parse_duration("3600", "X", 3600) == std::chrono::milliseconds(3600000));
-    for (const char* bad : {"", "nan", "NaN", "inf", "-inf", "1e20", "1e400", "1e-9", "0.0004", "0", "-1", "abc",
+    for (const char* bad : {"", "nan", "NaN", "inf", "-inf", "1e20", "1e400", "1e-9", "0.0004", "0.0005", "0.00099", "0", "-1", "abc",
                             "5s", "3600.5", "0x10"}) {
         INFO(bad);
         try {

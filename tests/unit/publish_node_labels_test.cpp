@@ -185,7 +185,8 @@ TEST_CASE("p2p: peer access over every pair, worst first; no label without a pai
 TEST_CASE("a run that stopped before its report says it failed, and nothing it does not know") {
     for (const auto& [code, reason] :
          std::vector<std::pair<ExitCode, std::string>>{{ExitCode::usage, "usage"},
-                                                       {ExitCode::invalid_input, "invalid-input"}}) {
+                                                       {ExitCode::invalid_input, "invalid-input"},
+                                                       {ExitCode::internal_error, "internal"}}) {
         const auto labels = labels_of(stopped(code));
         const std::map<std::string, std::string> expected = {{"provision/verdict", "failed"},
                                                              {"provision/validated", "false"},
