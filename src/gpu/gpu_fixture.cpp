@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -46,12 +47,15 @@ std::optional<bool> optional_bool(TableReader& reader, const std::string& key) {
     return node->as_boolean()->get();
 }
 
-std::optional<std::uint64_t> optional_count(TableReader& reader, const std::string& key) {
-    const toml::node* node = reader.node(key);
-    if (!node) return std::nullopt;
-    if (!node->is_integer() || node->as_integer()->get() < 0)
-        throw_at(*node, reader.file(), fmt::format("'{}' in {} must be an integer of 0 or more", key, reader.where()));
-    return static_cast<std::uint64_t>(node->as_integer()->get());
+// A count of 0 or more that fits `Count` (NVML's types: unsigned long long
+// for error counts and memory, unsigned int for processes).
+template <typename Count>
+std::optional<Count> optional_count(TableReader& reader, const std::string& key) {
+    constexpr auto most = static_cast<std::int64_t>(
+        std::min<std::uint64_t>(std::numeric_limits<Count>::max(), std::numeric_limits<std::int64_t>::max()));
+    const auto value = reader.integer(key, 0, most);
+    if (!value) return std::nullopt;
+    return static_cast<Count>(*value);
 }
 
 // [gpus.health]: what NVML would report; a key left out is a signal the
@@ -61,16 +65,15 @@ GpuHealth read_health(const toml::node& node, const std::string& file, const std
     if (!node.is_table()) throw_at(node, file, fmt::format("'health' in {} must be a table ([gpus.health])", gpu));
     TableReader reader(*node.as_table(), file, where);
     GpuHealth health;
-    health.uncorrected_ecc_errors = optional_count(reader, "uncorrected_ecc_errors");
+    health.uncorrected_ecc_errors = optional_count<std::uint64_t>(reader, "uncorrected_ecc_errors");
     health.retired_pages_pending = optional_bool(reader, "retired_pages_pending");
     health.row_remap_pending = optional_bool(reader, "row_remap_pending");
     health.row_remap_failure = optional_bool(reader, "row_remap_failure");
     health.thermal_slowdown = optional_bool(reader, "thermal_slowdown");
     health.power_brake_slowdown = optional_bool(reader, "power_brake_slowdown");
     health.hw_slowdown = optional_bool(reader, "hw_slowdown");
-    health.memory_used_mib = optional_count(reader, "memory_used_mib");
-    if (const auto processes = optional_count(reader, "other_processes"))
-        health.other_processes = static_cast<unsigned>(*processes);
+    health.memory_used_mib = optional_count<std::uint64_t>(reader, "memory_used_mib");
+    health.other_processes = optional_count<unsigned>(reader, "other_processes");
     health.mig_mode = optional_bool(reader, "mig_mode");
     reader.reject_unknown_keys(gpu_health_keys());
     return health;
@@ -88,20 +91,13 @@ std::optional<NvLinkCount> read_nvlinks(TableReader& reader) {
                      fmt::format("'nvlinks_active' in {} needs 'nvlinks' (how many links the GPU has)", reader.where()));
         return std::nullopt;
     }
-    if (!total->is_integer() || total->as_integer()->get() < 0 || total->as_integer()->get() > kMostNvLinks)
-        throw_at(*total, reader.file(),
-                 fmt::format("'nvlinks' in {} must be an integer from 0 to {}", reader.where(), kMostNvLinks));
     NvLinkCount count;
-    count.total = static_cast<unsigned>(total->as_integer()->get());
+    count.total = static_cast<unsigned>(*reader.integer("nvlinks", 0, kMostNvLinks));
     count.active = count.total;
-    if (active) {
-        if (!active->is_integer() || active->as_integer()->get() < 0 ||
-            active->as_integer()->get() > total->as_integer()->get())
-            throw_at(*active, reader.file(),
-                     fmt::format("'nvlinks_active' in {} must be an integer from 0 to 'nvlinks' ({})", reader.where(),
-                                 count.total));
-        count.active = static_cast<unsigned>(active->as_integer()->get());
-    }
+    if (active)
+        count.active = static_cast<unsigned>(integer_in_range(
+            *active, reader.file(),
+            fmt::format("'nvlinks_active' in {} (of its {} 'nvlinks')", reader.where(), count.total), 0, count.total));
     if (count.total == 0) return std::nullopt;  // NVML lists no link
     return count;
 }
@@ -117,14 +113,14 @@ PcieLink read_pcie(const toml::node& node, const std::string& file, const std::s
     auto figure = [&](const char* key, bool is_width) -> unsigned {
         const toml::node* value = reader.node(key);
         if (!value) throw_at(node, file, fmt::format("{} needs '{}'", where, key));
-        const std::int64_t number = value->is_integer() ? value->as_integer()->get() : -1;
         static constexpr std::int64_t widths[] = {1, 2, 4, 8, 12, 16, 32};
-        const bool valid = is_width ? std::find(std::begin(widths), std::end(widths), number) != std::end(widths)
-                                    : number >= 1 && number <= 7;
-        if (!valid)
+        const std::int64_t number =
+            integer_in_range(*value, file,
+                             fmt::format("'{}' in {} ({})", key, where, is_width ? "a PCIe width" : "a PCIe generation"),
+                             1, is_width ? 32 : 7);
+        if (is_width && std::find(std::begin(widths), std::end(widths), number) == std::end(widths))
             throw_at(*value, file,
-                     fmt::format("'{}' in {} must be {}", key, where,
-                                 is_width ? "a PCIe width: 1, 2, 4, 8, 12, 16 or 32" : "a PCIe generation from 1 to 7"));
+                     fmt::format("'{}' in {} must be a PCIe width: 1, 2, 4, 8, 12, 16 or 32, not {}", key, where, number));
         return static_cast<unsigned>(number);
     };
     PcieLink link;
@@ -156,11 +152,9 @@ Gpu read_gpu(const toml::table& table, const std::string& file, std::size_t posi
     if (!capability) throw_at(table, file, fmt::format("{} needs 'compute_capability'", reader.where()));
     gpu.compute_capability = *capability;
 
-    const toml::node* memory = reader.node("memory_mib");
+    const auto memory = reader.integer("memory_mib", 1, std::numeric_limits<std::int64_t>::max());
     if (!memory) throw_at(table, file, fmt::format("{} needs 'memory_mib'", reader.where()));
-    if (!memory->is_integer() || memory->as_integer()->get() <= 0)
-        throw_at(*memory, file, fmt::format("'memory_mib' in {} must be a positive integer", reader.where()));
-    gpu.memory_mib = static_cast<std::uint64_t>(memory->as_integer()->get());
+    gpu.memory_mib = static_cast<std::uint64_t>(*memory);
 
     if (const auto uuid = reader.string("uuid")) {
         if (!is_gpu_uuid(*uuid))
@@ -187,12 +181,9 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
     if (!ends) throw_at(table, file, fmt::format("{} needs 'gpus' (two [[gpus]] positions: gpus = [0, 1])", reader.where()));
     const toml::array* array = ends->as_array();
     const auto position_of = [&](const toml::node& node) {
-        if (!node.is_integer() || node.as_integer()->get() < 0 ||
-            node.as_integer()->get() >= static_cast<std::int64_t>(gpus.size()))
-            throw_at(node, file,
-                     fmt::format("'gpus' in {} holds [[gpus]] positions, 0 to {}", reader.where(),
-                                 static_cast<long long>(gpus.size()) - 1));
-        return static_cast<int>(node.as_integer()->get());
+        return static_cast<int>(integer_in_range(
+            node, file, fmt::format("each of 'gpus' in {} (a [[gpus]] position)", reader.where()), 0,
+            static_cast<std::int64_t>(gpus.size()) - 1));
     };
     if (!array || array->size() != 2)
         throw_at(*ends, file, fmt::format("'gpus' in {} must name two GPUs by position: gpus = [0, 1]", reader.where()));

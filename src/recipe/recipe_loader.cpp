@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 
@@ -525,11 +526,8 @@ void Loader::read_policy(const toml::table& table, const std::string& file) {
                      fmt::format("'{}' in [policy] must be \"ok\", \"degraded\" or \"failed\", not \"{}\"", key,
                                  *value));
     }
-    if (const toml::node* limit = reader.node("memory_in_use_min_mib")) {
-        if (!limit->is_integer() || limit->as_integer()->get() < 0)
-            throw_at(*limit, file, "'memory_in_use_min_mib' in [policy] must be an integer of 0 or more");
-        set_.policy.memory_in_use_min_mib = static_cast<std::uint64_t>(limit->as_integer()->get());
-    }
+    if (const auto limit = reader.integer("memory_in_use_min_mib", 0, std::numeric_limits<std::int64_t>::max()))
+        set_.policy.memory_in_use_min_mib = static_cast<std::uint64_t>(*limit);
     known.push_back("memory_in_use_min_mib");
     reader.reject_unknown_keys(known);
 }

@@ -1,6 +1,7 @@
 #include "toml/toml_reader.h"
 
 #include <algorithm>
+#include <limits>
 #include <variant>
 
 #include <fmt/format.h>
@@ -67,6 +68,18 @@ void throw_at(const toml::node& node, const std::string& file, const std::string
     throw Error(ExitCode::invalid_input, fmt::format("{}: {}", source_of(node, file).str(), message));
 }
 
+std::int64_t integer_in_range(const toml::node& node, const std::string& file, const std::string& what,
+                              std::int64_t low, std::int64_t high) {
+    const auto* integer = node.as_integer();
+    if (integer && integer->get() >= low && integer->get() <= high) return integer->get();
+    constexpr std::int64_t kMost = std::numeric_limits<std::int64_t>::max();
+    const std::string range = high != kMost ? fmt::format("an integer from {} to {}", low, high)
+                              : low == 1    ? std::string("a positive integer")
+                                            : fmt::format("an integer of {} or more", low);
+    throw_at(node, file,
+             fmt::format("{} must be {}{}", what, range, integer ? fmt::format(", not {}", integer->get()) : ""));
+}
+
 TableReader::TableReader(const toml::table& table, std::string file, std::string where)
     : table_(table), file_(std::move(file)), where_(std::move(where)) {}
 
@@ -91,6 +104,12 @@ std::optional<std::vector<std::string>> TableReader::string_array(const std::str
         values.push_back(element.as_string()->get());
     }
     return values;
+}
+
+std::optional<std::int64_t> TableReader::integer(const std::string& key, std::int64_t low, std::int64_t high) {
+    const toml::node* n = table_.get(key);
+    if (!n) return std::nullopt;
+    return integer_in_range(*n, file_, fmt::format("'{}' in {}", key, where_), low, high);
 }
 
 std::optional<ComputeCapability> TableReader::capability(const std::string& key) {

@@ -214,7 +214,12 @@ TEST_CASE("[gpus.health] values are checked one by one", "[gpu][fixture][health]
           "inline.toml:9:12: 'mig_mode' in the health table of [[gpus]] entry 1 must be true or false");
     CHECK(error_of("uncorrected_ecc_errors = -1\n") ==
           "inline.toml:9:26: 'uncorrected_ecc_errors' in the health table of [[gpus]] entry 1 must be an integer "
-          "of 0 or more");
+          "of 0 or more, not -1");
+    // A count that does not fit NVML's type is refused, never wrapped.
+    CHECK(error_of("other_processes = 4294967296\n") ==
+          "inline.toml:9:19: 'other_processes' in the health table of [[gpus]] entry 1 must be an integer from 0 to "
+          "4294967295, not 4294967296");
+    CHECK(error_of("other_processes = 4294967295\n").empty());
     CHECK(error_of("thermal_slowdwn = true\n").find("inline.toml:9:1: unknown key 'thermal_slowdwn'") == 0);
     CHECK(error_of("thermal_slowdwn = true\n").find("did you mean 'thermal_slowdown'?") != std::string::npos);
     CHECK(error_of("other_processes = 0\n").empty());

