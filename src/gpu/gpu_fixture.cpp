@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "core/text.h"
 #include "gpu/detect.h"
 #include "gpu/visible_devices.h"
 #include "toml/toml_reader.h"
@@ -35,7 +36,8 @@ Driver read_driver(const toml::table& table, const std::string& file) {
     driver.cuda = required_string(reader, "cuda");
     if (!ComputeCapability::parse(driver.cuda))
         throw_at(*reader.node("cuda"), file,
-                 fmt::format("'cuda' in [driver] must be a CUDA version like \"13.0\", not \"{}\"", driver.cuda));
+                 fmt::format("'cuda' in [driver] must be a CUDA version like \"13.0\", not \"{}\"",
+                             printable(driver.cuda, kLongestEchoedValue)));
     return driver;
 }
 
@@ -161,7 +163,7 @@ Gpu read_gpu(const toml::table& table, const std::string& file, std::size_t posi
             throw_at(*reader.node("uuid"), file,
                      fmt::format("'uuid' in {} must look like \"GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\" "
                                  "(hex digits), not \"{}\"",
-                                 reader.where(), *uuid));
+                                 reader.where(), printable(*uuid, kLongestEchoedValue)));
         gpu.uuid = *uuid;
     } else {
         gpu.uuid = synthetic_gpu_uuid(position);
@@ -199,7 +201,7 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
     if (!word)
         throw_at(*reader.node("topology"), file,
                  fmt::format("'topology' in {} must be one of {}, not \"{}\"", reader.where(),
-                             fmt::join(path_words(), ", "), *topology));
+                             fmt::join(path_words(), ", "), printable(*topology, kLongestEchoedValue)));
     pair.path = word->path;
     pair.nvlinks = word->nvlinks;
     for (const int end : {pair.first, pair.second}) {
@@ -207,7 +209,7 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
         if (pair.path == LinkPath::nvlink && pair.nvlinks > links)
             throw_at(*reader.node("topology"), file,
                      fmt::format("'topology' in {} is {}, but [[gpus]] entry {} has {} NVLink link{} ('nvlinks')",
-                                 reader.where(), *topology, end + 1, links, links == 1 ? "" : "s"));
+                                 reader.where(), path_word(pair.path, pair.nvlinks), end + 1, links, links == 1 ? "" : "s"));
     }
 
     const auto p2p = reader.string("p2p");
@@ -216,7 +218,7 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
     if (!access)
         throw_at(*reader.node("p2p"), file,
                  fmt::format("'p2p' in {} must be one of {}, not \"{}\"", reader.where(),
-                             fmt::join(peer_access_words(), ", "), *p2p));
+                             fmt::join(peer_access_words(), ", "), printable(*p2p, kLongestEchoedValue)));
     pair.p2p = *access;
     return pair;
 }
@@ -287,7 +289,7 @@ std::string synthetic_gpu_uuid(std::size_t position) {
 toml::table parse_gpu_fixture_file(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
-        throw Error(ExitCode::invalid_input, fmt::format("{}: GPU fixture file not found", path));
+        throw Error(ExitCode::invalid_input, fmt::format("{}: GPU fixture file not found", printable(path, kLongestPath)));
     return parse_toml(read_regular_file_or_throw(path, kMaxRecipeBytes), path);
 }
 
@@ -334,7 +336,8 @@ Inventory load_gpu_fixture(const std::string& path, const std::optional<std::str
     std::vector<int> positions;
     for (const Gpu& gpu : inventory.gpus) positions.push_back(gpu.nvml_index);
     inventory.pairs = visible_pairs(positions, fixture.topology);
-    if (fixture.gpus.empty()) inventory.notes.push_back(fmt::format("simulated machine without NVIDIA GPUs ({})", path));
+    if (fixture.gpus.empty())
+        inventory.notes.push_back(fmt::format("simulated machine without NVIDIA GPUs ({})", printable(path, kLongestPath)));
     return inventory;
 }
 

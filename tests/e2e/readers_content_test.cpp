@@ -7,6 +7,7 @@
 // before its fix by bench/readers-content-before-after.
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -75,5 +76,58 @@ TEST_CASE("readers-content: an integer that does not fit its field is an error a
         CHECK(has(result.err, file + ":" + input.message));
         reliability::record(input.is_fixture ? "fixture input" : "recipe input", input.what,
                             "exit 3 at file:line:column naming the range; no value wrapped");
+    }
+}
+
+TEST_CASE("readers-content: every message that echoes a fixture or recipe value escapes it and cuts it to 64 bytes",
+          "[readers-content]") {
+    // 3,000 bytes of ESC, BEL and OSC sequences (a title change, a screen clear) as TOML escapes.
+    std::string hostile;
+    while (hostile.size() < 3000) hostile += "\\u001b]0;owned\\u0007\\u001b[2J\\r";
+    const std::string two_gpus = kDriver + h100_entry() + h100_entry();
+    struct Case {
+        std::string what;
+        bool is_fixture;
+        std::string text;
+    };
+    const std::vector<Case> cases = {
+        {"fixture topology", true, two_gpus + "[[links]]\ngpus = [0, 1]\ntopology = \"" + hostile + "\"\np2p = \"ok\"\n"},
+        {"fixture p2p", true, two_gpus + "[[links]]\ngpus = [0, 1]\ntopology = \"SYS\"\np2p = \"" + hostile + "\"\n"},
+        {"fixture uuid", true, kDriver + h100_entry("uuid = \"" + hostile + "\"\n")},
+        {"fixture compute_capability", true,
+         kDriver + std::string("\n[[gpus]]\nname = \"x\"\nmemory_mib = 1\ncompute_capability = \"") + hostile + "\"\n"},
+        {"fixture cuda", true, std::string("[driver]\nversion = \"580.159.04\"\ncuda = \"") + hostile + "\"\n"},
+        {"fixture unknown key", true, kDriver + h100_entry("\"" + hostile + "\" = 1\n")},
+        {"recipe unknown key", false, "[mechanisms.flash2]\n\"" + hostile + "\" = 1\n"},
+        {"recipe compute capability", false, "[mechanisms.flash2]\nmin_compute_capability = \"" + hostile + "\"\n"},
+        {"recipe mechanism name in a preference order", false,
+         "[workloads.generic.preference]\nhopper = [\"" + hostile + "\"]\n"},
+        {"recipe table name", false, "[mechanisms.\"" + hostile + "\"]\nmin_compute_capability = \"x\"\n"},
+        {"recipe policy level", false, "[policy]\ngpu_lost = \"" + hostile + "\"\n"},
+        {"recipe package requirement", false, "[mechanisms.flash2]\npackages = [\"flash-attn>=" + hostile + "\"]\n"},
+        {"recipe torch build", false, "[torch_builds.cu1]\nindex = \"i\"\ncuda = \"" + hostile + "\"\ntorch = \">=2\"\n"},
+    };
+    for (const Case& input : cases) {
+        INFO(input.what);
+        TempDir dir;
+        const std::string file = dir.file(input.is_fixture ? "machine.toml" : "user.toml");
+        e2e::write_file(file, input.text);
+        const auto result = input.is_fixture ? run_on(dir, file) : run_on(dir, e2e::gpu_fixture("h100"), {"--recipe", file});
+        INFO(result.err);
+        CHECK(result.exit_code == 3);
+        CHECK(has(result.err, file + ":"));
+        // One line, every control character escaped, the value cut short.
+        const std::string line = result.err.substr(0, result.err.find('\n'));
+        CHECK(result.err.size() == line.size() + 1);
+        CHECK(std::none_of(line.begin(), line.end(),
+                           [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; }));
+        CHECK(has(line, "\\x1b"));
+        CHECK(line.size() < 1024);
+        // The JSON error document carries the same message.
+        CHECK(has(e2e::report(result)["error"]["message"].get<std::string>(), "\\x1b"));
+        reliability::record(input.is_fixture ? "fixture input" : "recipe input",
+                            input.what + " of 3,000 bytes of ESC, BEL and OSC sequences",
+                            "exit 3 at file:line:column; one line, control characters as \\xNN, the value cut to 64 "
+                            "bytes");
     }
 }

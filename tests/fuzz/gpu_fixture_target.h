@@ -80,6 +80,7 @@ inline void one_input(std::string_view input) {
     } catch (const provision::Error& error) {
         FUZZ_CHECK(error.code() == provision::ExitCode::invalid_input);
         FUZZ_CHECK(std::string_view(error.what()).size() > 0);
+        FUZZ_CHECK(printable_as_is(error.what()));
     }
 }
 
