@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,8 @@
 namespace provision {
 
 namespace {
+
+std::size_t pairs_of(std::size_t gpus) { return gpus * (gpus - (gpus > 0)) / 2; }
 
 std::string required_string(TableReader& reader, const std::string& key) {
     auto value = reader.string(key);
@@ -224,27 +227,30 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
 }
 
 // Every pair of the machine: those [[links]] lists, the rest SYS without
-// peer access.
+// peer access.  Each entry and each pair is looked up once.
 HostTopology read_links(const toml::node* node, const std::string& file, const std::vector<Gpu>& gpus) {
     HostTopology topology;
+    const std::size_t pairs = pairs_of(gpus.size());
     if (node) {
         const toml::array* array = node->as_array();
         if (!array) throw_at(*node, file, "'links' must be an array of tables: write each pair as [[links]]");
+        if (array->size() > pairs)
+            throw_at((*array)[pairs], file,
+                     fmt::format("[[links]] entry {} is one too many: a fixture of {} GPU{} has {} pair{}, each listed "
+                                 "at most once",
+                                 pairs + 1, gpus.size(), gpus.size() == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s"));
+        std::size_t position = 0;
         for (const toml::node& element : *array) {
             if (!element.is_table()) throw_at(element, file, "each entry of 'links' must be a table ([[links]])");
-            HostPair pair = read_link(*element.as_table(), file, topology.pairs.size(), gpus);
-            if (const HostPair* earlier = topology.find(pair.first, pair.second)) {
-                (void)earlier;
+            const HostPair pair = read_link(*element.as_table(), file, position++, gpus);
+            if (!topology.add(pair))
                 throw_at(element, file,
-                         fmt::format("[[links]] entry {} names GPUs {} and {} again", topology.pairs.size() + 1,
-                                     pair.first, pair.second));
-            }
-            topology.pairs.push_back(pair);
+                         fmt::format("[[links]] entry {} names GPUs {} and {} again", position, pair.first, pair.second));
         }
     }
     for (int a = 0; a < static_cast<int>(gpus.size()); ++a)
         for (int b = a + 1; b < static_cast<int>(gpus.size()); ++b)
-            if (!topology.find(a, b)) topology.pairs.push_back({a, b, LinkPath::sys, 0, PeerAccess::not_supported});
+            if (!topology.find(a, b)) topology.add({a, b, LinkPath::sys, 0, PeerAccess::not_supported});
     return topology;
 }
 
@@ -305,16 +311,20 @@ GpuFixture read_gpu_fixture(const toml::table& root, const std::string& file,
     if (const toml::node* gpus = top.node("gpus")) {
         const toml::array* array = gpus->as_array();
         if (!array) throw_at(*gpus, file, "'gpus' must be an array of tables: write each GPU as [[gpus]]");
+        if (array->size() > kMostFixtureGpus)
+            throw_at((*array)[kMostFixtureGpus], file,
+                     fmt::format("[[gpus]] entry {} is one too many: a GPU fixture holds at most {} GPUs",
+                                 kMostFixtureGpus + 1, kMostFixtureGpus));
+        std::unordered_map<std::string, int> positions;  // uuid -> [[gpus]] position
         for (const toml::node& element : *array) {
             if (!element.is_table()) throw_at(element, file, "each entry of 'gpus' must be a table ([[gpus]])");
             Gpu gpu = read_gpu(*element.as_table(), file, fixture.gpus.size());
-            for (const Gpu& earlier : fixture.gpus)
-                if (earlier.uuid == gpu.uuid) {
-                    const toml::node* uuid = element.as_table()->get("uuid");
-                    throw_at(uuid ? *uuid : element, file,
-                             fmt::format("[[gpus]] entries {} and {} have the same uuid", earlier.index + 1,
-                                         gpu.index + 1));
-                }
+            if (const auto [earlier, added] = positions.emplace(gpu.uuid, gpu.index); !added) {
+                const toml::node* uuid = element.as_table()->get("uuid");
+                throw_at(uuid ? *uuid : element, file,
+                         fmt::format("[[gpus]] entries {} and {} have the same uuid", earlier->second + 1,
+                                     gpu.index + 1));
+            }
             fixture.gpus.push_back(std::move(gpu));
         }
         if (!fixture.gpus.empty() && !fixture.driver.present)

@@ -131,3 +131,73 @@ TEST_CASE("readers-content: every message that echoes a fixture or recipe value 
                             "bytes");
     }
 }
+
+namespace {
+
+// A fixture of `gpus` H100s with 18 NVLinks each; with `links`, every pair
+// listed as joined by NVSwitch (else every pair is SYS, left to the reader).
+std::string pod(std::size_t gpus, bool links) {
+    std::string text = kDriver;
+    for (std::size_t i = 0; i < gpus; ++i) text += h100_entry("nvlinks = 18\n");
+    if (links)
+        for (std::size_t a = 0; a < gpus; ++a)
+            for (std::size_t b = a + 1; b < gpus; ++b)
+                text += fmt::format("[[links]]\ngpus = [{}, {}]\ntopology = \"NV18\"\np2p = \"ok\"\n", a, b);
+    return text;
+}
+
+// What no input may make provision exceed (README, "Messages").
+constexpr long kPeakRssBoundKib = 256 * 1024;
+// A run still going after this long is killed: a hang guard, no time is asserted.
+constexpr double kGuardSeconds = 60;
+
+}  // namespace
+
+TEST_CASE("readers-content: a GPU fixture holds at most 64 GPUs: more are refused at once, 64 with all their links "
+          "load within the memory bound",
+          "[readers-content]") {
+    TempDir dir;
+    auto run_guarded = [&](const std::string& fixture, const std::vector<std::string>& extra) {
+        std::vector<std::string> args{"--gpu-fixture", fixture, "--json", "--no-validate", "--site-packages",
+                                      e2e::site_packages("torch-only"), "--env-file", dir.file("env")};
+        args.insert(args.end(), extra.begin(), extra.end());
+        e2e::RunOptions options;
+        options.kill_after_s = kGuardSeconds;
+        options.measure = true;
+        return e2e::run(PROVISION_BINARY, args, {}, options);
+    };
+    // 1,000 GPUs (the size that did not load in 100 s: 54 KB, its pairs left to the reader), and 65: refused at
+    // the 65th entry.
+    for (const std::size_t gpus : {1000u, 65u}) {
+        INFO(gpus << " GPUs");
+        const std::string fixture = dir.file("pod-" + std::to_string(gpus) + ".toml");
+        e2e::write_file(fixture, pod(gpus, false));
+        const auto result = run_guarded(fixture, {});
+        INFO(result.err);
+        CHECK_FALSE(result.killed_by_guard);
+        CHECK(result.exit_code == 3);
+        CHECK(has(result.err, fixture + ":" + std::to_string(3 + 64 * 6 + 2) +
+                                  ":1: [[gpus]] entry 65 is one too many: a GPU fixture holds at most 64 GPUs"));
+    }
+    // 64 GPUs and their 2,016 links, with the labels, the metrics and --explain's matrix.
+    const std::string fixture = dir.file("pod-64.toml");
+    e2e::write_file(fixture, pod(64, true));
+    const auto result = run_guarded(fixture, {"--explain", "--node-labels", dir.file("labels"), "--metrics",
+                                              dir.file("provision.prom")});
+    INFO(result.err.substr(0, 2000));
+    CHECK_FALSE(result.killed_by_guard);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    CHECK(report["gpus"].size() == 64);
+    CHECK(report["links"].size() == 2016);
+    CHECK(has(e2e::read_file(dir.file("labels")), "provision/gpu.count=64\n"));
+    CHECK(result.peak_rss_kib < kPeakRssBoundKib);
+    // One past the links of 64 GPUs is refused.
+    e2e::write_file(fixture, pod(64, true) + "[[links]]\ngpus = [0, 1]\ntopology = \"SYS\"\np2p = \"ok\"\n");
+    const auto over = run_guarded(fixture, {});
+    CHECK(over.exit_code == 3);
+    CHECK(has(over.err, "[[links]] entry 2017 is one too many: a fixture of 64 GPUs has 2016 pairs"));
+    reliability::record("fixture input", "GPU fixtures of 1,000 and 65 GPUs; 64 GPUs with all 2,016 links, and one more",
+                        "exit 3 at the 65th [[gpus]] entry (or the 2,017th [[links]] entry) at once; 64 GPUs load, "
+                        "with labels, metrics and --explain, under 256 MiB");
+}

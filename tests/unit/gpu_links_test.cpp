@@ -127,9 +127,13 @@ TEST_CASE("fixture links and link figures are checked one by one", "[gpu][links]
     CHECK(error_of(two + "[[links]]\ngpus = [0, 1]\ntopology = \"NV4\"\np2p = \"ok\"\n")
               .find("'topology' in [[links]] entry 1 is NV4, but [[gpus]] entry 1 has 0 NVLink links ('nvlinks')") !=
           std::string::npos);
-    const std::string twice = two + "[[links]]\ngpus = [0, 1]\ntopology = \"PIX\"\np2p = \"ok\"\n" +
+    const std::string twice = two + gpu_entry() + "[[links]]\ngpus = [0, 1]\ntopology = \"PIX\"\np2p = \"ok\"\n" +
                               "[[links]]\ngpus = [1, 0]\ntopology = \"SYS\"\np2p = \"ok\"\n";
-    CHECK(error_of(twice).find("inline.toml:16:1: [[links]] entry 2 names GPUs 1 and 0 again") == 0);
+    CHECK(error_of(twice).find(": [[links]] entry 2 names GPUs 1 and 0 again") != std::string::npos);
+    // Two GPUs have one pair: a second entry is one too many, whatever it names.
+    CHECK(error_of(two + "[[links]]\ngpus = [0, 1]\ntopology = \"PIX\"\np2p = \"ok\"\n" +
+                   "[[links]]\ngpus = [1, 0]\ntopology = \"SYS\"\np2p = \"ok\"\n")
+              .find("inline.toml:16:1: [[links]] entry 2 is one too many: a fixture of 2 GPUs has 1 pair") == 0);
     CHECK(error_of(two + "[[links]]\ngpus = [0, 1]\ntopology = \"PIX\"\np2p = \"ok\"\nlatency = 1\n")
               .find("unknown key 'latency'") != std::string::npos);
 
