@@ -201,3 +201,39 @@ TEST_CASE("readers-content: a GPU fixture holds at most 64 GPUs: more are refuse
                         "exit 3 at the 65th [[gpus]] entry (or the 2,017th [[links]] entry) at once; 64 GPUs load, "
                         "with labels, metrics and --explain, under 256 MiB");
 }
+
+TEST_CASE("readers-content: a tmpfs /dev/shm mounted with size=0 has no limit, and is not too small",
+          "[readers-content]") {
+    if (::geteuid() != 0 || e2e::run("unshare", {"-m", "true"}).exit_code != 0) {
+        WARN("skipped: a private mount namespace (unshare -m) with its own /dev/shm needs root");
+        return;
+    }
+    TempDir dir;
+    auto run_with_shm = [&](const std::string& options) {
+        return e2e::run("unshare", {"-m", "sh", "-c",
+                                    "mount -t tmpfs -o " + options + " provision-test /dev/shm && exec \"$@\"", "sh",
+                                    PROVISION_BINARY, "--gpu-fixture", e2e::gpu_fixture("h100"), "--json", "--explain",
+                                    "--site-packages", e2e::site_packages("torch-only"), "--env-file", dir.file("env")});
+    };
+    // tmpfs(5): "size=0 means no limit" (and so does nr_blocks=0); statfs then reports 0 blocks.
+    for (const std::string options : {"size=0", "nr_blocks=0"}) {
+        INFO(options);
+        const auto result = run_with_shm(options);
+        INFO(result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["container"]["shm_unlimited"] == true);
+        CHECK(report["container"]["shm_bytes"].is_null());
+        CHECK(e2e::findings_of(report, "shm_too_small").empty());
+        CHECK(report["verdict"] == "ok");
+        CHECK(has(result.err, "Container: /dev/shm without a size limit"));
+    }
+    // A limit is still read and weighed.
+    const auto small = run_with_shm("size=64m");
+    const auto report = e2e::report(small);
+    CHECK(report["container"]["shm_unlimited"] == false);
+    CHECK(report["container"]["shm_bytes"] == 64 * 1024 * 1024);
+    CHECK(e2e::findings_of(report, "shm_too_small").size() == 1);
+    reliability::record("container", "/dev/shm a tmpfs mounted with size=0 (or nr_blocks=0): no limit",
+                        "exit 0, ok, shm_unlimited true, no shm_too_small; a 64 MiB tmpfs still is");
+}
