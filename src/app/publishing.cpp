@@ -21,10 +21,6 @@ std::string recipes_digest(const Options& options) {
 
 }  // namespace
 
-void check_publish_settings(const Plan& plan, const Options& options) {
-    if (options.check || !options.publish.node_labels.empty()) (void)node_label_prefix(&plan.recipes);
-}
-
 void publish_finished_run(Plan& plan, const Options& options) {
     if (!options.publish.any()) return;
     const bool fails_the_run = options.command.empty();

@@ -10,10 +10,6 @@
 
 namespace provision {
 
-// --check lints the [node_labels] prefix like every recipe key, and labels
-// need it valid: Error(invalid_input) at the recipe's position otherwise.
-void check_publish_settings(const Plan& plan, const Options& options);
-
 // After the env file, before the summary: writes what options.publish asks
 // for.  Labels left out and files that could not be written become notes of
 // the report; a file that could not be written makes a run without a

@@ -10,6 +10,7 @@
 
 #include "check_catalog.h"
 #include "core/error.h"
+#include "core/label_rules.h"
 #include "core/regular_file.h"
 #include "core/states.h"
 #include "core/suggest.h"
@@ -510,6 +511,12 @@ void Loader::read_python(const toml::table& table, const std::string& file) {
 void Loader::read_node_labels(const toml::table& table, const std::string& file) {
     TableReader reader(table, file, "[node_labels]");
     if (auto prefix = reader.string("prefix")) {
+        // Checked where it is set, whether or not this run writes labels: an
+        // empty prefix is no way to ask for the default.
+        if (const auto problem = label_prefix_problem(*prefix))
+            throw_at(*reader.node("prefix"), file,
+                     fmt::format("[node_labels] prefix \"{}\" cannot name Kubernetes labels: {}", shown(*prefix),
+                                 *problem));
         set_.node_labels.prefix = *prefix;
         set_.node_labels.source = source_of(*reader.node("prefix"), file);
     }

@@ -237,3 +237,37 @@ TEST_CASE("readers-content: a tmpfs /dev/shm mounted with size=0 has no limit, a
     reliability::record("container", "/dev/shm a tmpfs mounted with size=0 (or nr_blocks=0): no limit",
                         "exit 0, ok, shm_unlimited true, no shm_too_small; a 64 MiB tmpfs still is");
 }
+
+TEST_CASE("readers-content: an empty or invalid [node_labels] prefix is a recipe error naming the key",
+          "[readers-content]") {
+    struct Case {
+        std::string prefix;
+        std::string why;
+    };
+    for (const Case& input : std::vector<Case>{{"", "the prefix is empty"},
+                                               {"Gpu.Example.com", "the prefix holds 'G'"},
+                                               {"node.kubernetes.io", "a namespace Kubernetes keeps for itself"}}) {
+        INFO("prefix \"" << input.prefix << "\"");
+        TempDir dir;
+        const std::string recipe = dir.file("site.toml");
+        e2e::write_file(recipe, "[node_labels]\nprefix = \"" + input.prefix + "\"\n");
+        // With labels, and without them: the recipe is wrong either way.
+        for (const bool labels : {true, false}) {
+            std::vector<std::string> extra{"--recipe", recipe};
+            if (labels) extra.insert(extra.end(), {"--node-labels", dir.file("labels")});
+            const auto result = run_on(dir, e2e::gpu_fixture("h100"), extra);
+            INFO(result.err);
+            CHECK(result.exit_code == 3);
+            CHECK(has(result.err, recipe + ":2:10: [node_labels] prefix \"" + input.prefix +
+                                      "\" cannot name Kubernetes labels: "));
+            CHECK(has(result.err, input.why));
+        }
+        // The refused run's labels, under the default prefix, say so.
+        const std::string written = e2e::read_file(dir.file("labels"));
+        CHECK(has(written, "provision/verdict=failed\n"));
+        CHECK(has(written, "provision/error=invalid-input\n"));
+    }
+    reliability::record("recipe input", "[node_labels] prefix \"\", \"Gpu.Example.com\" or \"node.kubernetes.io\"",
+                        "exit 3 at the key's file:line:column, with or without --node-labels; the labels say "
+                        "invalid-input under the default prefix");
+}

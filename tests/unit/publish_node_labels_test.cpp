@@ -1,6 +1,7 @@
 // The node's labels from a finished or stopped run (publish/node_labels.h),
 // the proofs of hardware paths they rest on (publish/hardware_proof.h), and
 // the feature file NFD reads.
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <set>
@@ -8,9 +9,10 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
+#include "core/label_rules.h"
 #include "publish/hardware_proof.h"
-#include "publish/label_rules.h"
 #include "publish/node_labels.h"
 #include "publish/publish.h"
 #include "publish_test_data.h"
@@ -239,22 +241,26 @@ TEST_CASE("the feature file: a header, the expiry directive when kept fresh, the
     CHECK(directive < kept.find("gpu.example.com/"));
 }
 
-TEST_CASE("[node_labels] prefix: a user recipe sets it; one Kubernetes would refuse is exit 3 at its position") {
+TEST_CASE("[node_labels] prefix: a user recipe sets it; an empty one, or one Kubernetes would refuse, is exit 3 at "
+          "its position when the recipes load") {
     test_support::TempDir dir;
     const std::string good = dir.file("good.toml"), bad = dir.file("bad.toml");
     test_support::write_file(good, "[node_labels]\nprefix = \"gpu.example.com\"\n");
-    test_support::write_file(bad, "# a site's labels\n[node_labels]\nprefix = \"kubernetes.io\"\n");
     const RecipeSet set = load_recipes_over_builtins(std::nullopt, {good});
     CHECK(node_label_prefix(&set) == "gpu.example.com");
-    const RecipeSet refused = load_recipes_over_builtins(std::nullopt, {bad});
-    try {
-        (void)node_label_prefix(&refused);
-        FAIL("no error");
-    } catch (const Error& error) {
-        CHECK(error.code() == ExitCode::invalid_input);
-        CHECK_THAT(error.what(), Catch::StartsWith(bad + ":3:10: [node_labels] prefix \"kubernetes.io\""));
-        CHECK_THAT(error.what(), Catch::Contains("Kubernetes keeps for itself"));
-    }
+    test_support::write_file(bad, "# a site's labels\n[node_labels]\nprefix = \"kubernetes.io\"\n");
+    std::string message = test_support::malformed_recipe_message({bad});
+    CHECK_THAT(message, Catch::StartsWith(bad + ":3:10: [node_labels] prefix \"kubernetes.io\" cannot name Kubernetes "
+                                                "labels"));
+    CHECK_THAT(message, Catch::Contains("Kubernetes keeps for itself"));
+    // Empty is no way to ask for the default.
+    test_support::write_file(bad, "[node_labels]\nprefix = \"\"\n");
+    CHECK(test_support::malformed_recipe_message({bad}) ==
+          bad + ":2:10: [node_labels] prefix \"\" cannot name Kubernetes labels: the prefix is empty");
+    test_support::write_file(bad, "[node_labels]\nprefix = \"Gpu_Example\"\n");
+    CHECK_THAT(test_support::malformed_recipe_message({bad}),
+               Catch::StartsWith(bad + ":2:10: [node_labels] prefix \"Gpu_Example\" cannot name Kubernetes labels: the "
+                                       "prefix holds 'G'"));
     test_support::write_file(bad, "[node_labels]\nprefix = 7\n");
     CHECK_THAT(test_support::malformed_recipe_message({bad}),
                Catch::Contains(":2:10: 'prefix' in [node_labels] must be a string"));
