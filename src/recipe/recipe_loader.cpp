@@ -18,6 +18,7 @@
 #include "packages/python_packages.h"
 #include "recipe/builtin_recipes.h"
 #include "recipe/health_signals.h"
+#include "recipe/node_label_names.h"
 #include "recipe/pod_reader.h"
 #include "recipe/sensitive_variables.h"
 #include "recipe/throughput_reader.h"
@@ -320,6 +321,8 @@ void Loader::read_check(const std::string& name, const toml::table& table, const
 
 void Loader::read_feature(const std::string& name, const toml::table& table, const std::string& file) {
     const std::string where = fmt::format("[features.{}]", shown(name));
+    // A feature is a node label of its own name (src/publish/node_labels.cpp).
+    if (const auto problem = reserved_label_problem(name)) throw_at(table, file, fmt::format("{}: {}", where, *problem));
     TableReader reader(table, file, where);
     FeatureSpec& spec = set_.features[name];
     spec.name = name;

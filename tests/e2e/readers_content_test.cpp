@@ -238,6 +238,46 @@ TEST_CASE("readers-content: a tmpfs /dev/shm mounted with size=0 has no limit, a
                         "exit 0, ok, shm_unlimited true, no shm_too_small; a 64 MiB tmpfs still is");
 }
 
+namespace {
+
+// KEY -> how many lines of the NFD feature file set it.
+std::map<std::string, int> label_lines(const std::string& path) {
+    std::map<std::string, int> keys;
+    std::istringstream lines(e2e::read_file(path));
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty() && line[0] != '#') keys[line.substr(0, line.find('='))] += 1;
+    return keys;
+}
+
+}  // namespace
+
+TEST_CASE("readers-content: a recipe feature named like a built-in node label is refused where it is defined",
+          "[readers-content]") {
+    for (const std::string name : {"validated", "verdict", "gpu.count", "p2p", "attention.flash3"}) {
+        INFO(name);
+        TempDir dir;
+        const std::string recipe = dir.file("site.toml");
+        // A feature that would always be proven: no checks to fail.
+        e2e::write_file(recipe, "# the site's own feature\n[features.\"" + name + "\"]\ndescription = \"mine\"\n");
+        const auto result =
+            run_on(dir, e2e::gpu_fixture("8x-h100"), {"--recipe", recipe, "--node-labels", dir.file("labels")});
+        INFO(result.err);
+        CHECK(result.exit_code == 3);
+        CHECK(has(result.err, recipe + ":2:1: [features." + name + "]: "));
+        // The labels of the refused run: each key once, and it did not validate the node.
+        const auto keys = label_lines(dir.file("labels"));
+        for (const auto& [key, count] : keys) {
+            INFO(key);
+            CHECK(count == 1);
+        }
+        CHECK(has(e2e::read_file(dir.file("labels")), "provision/validated=false\n"));
+        CHECK(has(e2e::read_file(dir.file("labels")), "provision/error=invalid-input\n"));
+    }
+    reliability::record("recipe input",
+                        "a feature named validated, verdict, gpu.count, p2p or attention.flash3 (a built-in label)",
+                        "exit 3 at the feature's file:line:column; the labels say each key once, validated=false");
+}
+
 TEST_CASE("readers-content: an empty or invalid [node_labels] prefix is a recipe error naming the key",
           "[readers-content]") {
     struct Case {

@@ -16,6 +16,7 @@
 #include "publish/node_labels.h"
 #include "publish/publish.h"
 #include "publish_test_data.h"
+#include "recipe/node_label_names.h"
 #include "test_support.h"
 
 using namespace provision;
@@ -266,6 +267,47 @@ TEST_CASE("[node_labels] prefix: a user recipe sets it; an empty one, or one Kub
                Catch::Contains(":2:10: 'prefix' in [node_labels] must be a string"));
     test_support::write_file(bad, "[node_labels]\nprefx = \"a\"\n");
     CHECK_THAT(test_support::malformed_recipe_message({bad}), Catch::Contains("prefix"));
+}
+
+TEST_CASE("the names of the labels provision writes itself are those of builtin_label_names(), which no feature "
+          "may take") {
+    // Every label of a full run (two GPUs, so p2p; every check passed) and of a stopped one (error).
+    const Report two = two_h100_report();
+    std::set<std::string> written;
+    for (const PublishedRun& run : {finished(two), stopped(ExitCode::usage)})
+        for (const auto& label : node_labels(run, "provision").labels)
+            written.insert(label.key.substr(std::string("provision/").size()));
+    std::set<std::string> features;
+    for (const auto& [name, spec] : builtin_recipes().features) features.insert(name);
+    // The label table's own names are the reserved ones, no more and no fewer.
+    std::set<std::string> own;
+    for (const auto& name : written)
+        if (!features.count(name) && !name.starts_with(kMechanismLabelPrefix)) own.insert(name);
+    const auto& reserved = builtin_label_names();
+    CHECK(own == std::set<std::string>(reserved.begin(), reserved.end()));
+    CHECK(std::any_of(written.begin(), written.end(), [](const std::string& name) {
+        return name.starts_with(kMechanismLabelPrefix);
+    }));
+
+    // A recipe feature named like one of them is refused where it is defined.
+    test_support::TempDir dir;
+    const std::string recipe = dir.file("user.toml");
+    for (const auto name : reserved) {
+        INFO(name);
+        test_support::write_file(recipe, fmt::format("# a site's feature\n[features.\"{}\"]\nchecks = []\n", name));
+        CHECK(test_support::malformed_recipe_message({recipe}) ==
+              fmt::format("{}:2:1: [features.{}]: '{}' is the name of a node label provision writes itself "
+                          "(PREFIX/{}): a feature's label is its name, so it would write a second, conflicting {} "
+                          "label; choose another name",
+                          recipe, name, name, name, name));
+    }
+    test_support::write_file(recipe, "[features.\"attention.flash3\"]\nchecks = []\n");
+    CHECK_THAT(test_support::malformed_recipe_message({recipe}),
+               Catch::StartsWith(recipe + ":1:1: [features.attention.flash3]: a feature's name may not begin with "
+                                          "'attention.'"));
+    // Names that only resemble them are features like any other.
+    test_support::write_file(recipe, "[features.validated_fp8]\n[features.p2p_nvlink]\n[features.attention]\n");
+    CHECK(test_support::recipe_load_error({test_support::source_path("recipes"), recipe}).empty());
 }
 
 TEST_CASE("docs/DESIGN.md's label table names every label provision writes") {
