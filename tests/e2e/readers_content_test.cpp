@@ -5,9 +5,11 @@
 // node label, an empty label prefix, repeated findings in the metrics, and an
 // unlimited tmpfs at /dev/shm.  Each case was shown failing on a binary from
 // before its fix by bench/readers-content-before-after.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -310,4 +312,85 @@ TEST_CASE("readers-content: an empty or invalid [node_labels] prefix is a recipe
     reliability::record("recipe input", "[node_labels] prefix \"\", \"Gpu.Example.com\" or \"node.kubernetes.io\"",
                         "exit 3 at the key's file:line:column, with or without --node-labels; the labels say "
                         "invalid-input under the default prefix");
+}
+
+namespace {
+
+// A Python 3.12 venv at `root` whose `extensions` (NAME==VERSION) each carry a
+// module built for CPython 3.10; returns its bin/python3.
+std::string venv_with_extensions_for_310(const std::string& root, const std::vector<std::string>& extensions) {
+    const std::string site = root + "/lib/python3.12/site-packages";
+    auto install = [&](const std::string& dist, const std::string& record) {
+        const auto split = dist.find("==");
+        const std::string name = dist.substr(0, split), version = dist.substr(split + 2);
+        const std::string info = fmt::format("{}/{}-{}.dist-info", site, name, version);
+        std::filesystem::create_directories(info);
+        e2e::write_file(info + "/METADATA", fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
+        if (!record.empty()) e2e::write_file(info + "/RECORD", record);
+    };
+    for (const char* dist : {"torch==2.11.0", "triton==3.5.0"}) install(dist, "");
+    for (const auto& dist : extensions) {
+        const std::string module = dist.substr(0, dist.find("=="));
+        install(dist, fmt::format("{}/__init__.py,,\n{}/_C.cpython-310-x86_64-linux-gnu.so,,\n", module, module));
+    }
+    e2e::write_file(root + "/pyvenv.cfg", "home = /nonexistent/bin\ninclude-system-site-packages = false\n"
+                                          "version = 3.12.3\n");
+    const std::string python = root + "/bin/python3";
+    std::filesystem::create_directories(root + "/bin");
+    e2e::write_file(python, "#!/bin/sh\nexit 0\n");
+    ::chmod(python.c_str(), 0755);
+    return python;
+}
+
+// Each sample line of a textfile by family: NAME -> the lines' label sets
+// ("NAME{...}"), and their values.
+std::map<std::string, std::vector<std::pair<std::string, double>>> samples_by_family(const std::string& text) {
+    std::map<std::string, std::vector<std::pair<std::string, double>>> families;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        const std::string series = line.substr(0, line.rfind(' '));
+        families[series.substr(0, series.find('{'))].emplace_back(series,
+                                                                   std::stod(line.substr(line.rfind(' ') + 1)));
+    }
+    return families;
+}
+
+}  // namespace
+
+TEST_CASE("readers-content: the metrics never repeat a label set: findings alike are one sample counting them",
+          "[readers-content]") {
+    TempDir dir;
+    const std::string python = venv_with_extensions_for_310(
+        dir.file("venv"), {"flash_attn==2.8.3", "sageattention==2.2.0", "xformers==0.0.32"});
+    const auto result = e2e::provision({"--gpu-fixture", e2e::gpu_fixture("h100"), "--json", "--python", python,
+                                        "--env-file", dir.file("env"), "--metrics", dir.file("provision.prom")},
+                                       {{"PATH", dir.file("no-bin")}, {"HOME", dir.file("no-home")}});
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    const auto mismatches = e2e::findings_of(report, "python_mismatch");
+    REQUIRE(mismatches.size() == 3);
+    const auto families = samples_by_family(e2e::read_file(dir.file("provision.prom")));
+    for (const auto& [family, samples] : families) {
+        std::set<std::string> seen;
+        for (const auto& [series, value] : samples) {
+            INFO(series);
+            CHECK(seen.insert(series).second);
+        }
+    }
+    // One sample of 3, as provision_findings and the report count them.
+    double degraded_samples = 0, degraded_total = -1;
+    for (const auto& [series, value] : families.at("provision_finding")) {
+        if (series == "provision_finding{signal=\"python_mismatch\",level=\"degraded\"}") CHECK(value == 3);
+        if (has(series, "level=\"degraded\"")) degraded_samples += value;
+    }
+    for (const auto& [series, value] : families.at("provision_findings"))
+        if (series == "provision_findings{level=\"degraded\"}") degraded_total = value;
+    std::size_t degraded_findings = 0;
+    for (const auto& finding : report["findings"]) degraded_findings += finding["level"] == "degraded" ? 1 : 0;
+    CHECK(degraded_total == static_cast<double>(degraded_findings));
+    CHECK(degraded_samples == degraded_total);
+    reliability::record("metrics", "three packages built for another Python: three python_mismatch findings without a GPU",
+                        "one provision_finding sample of 3, no family repeats a label set, provision_findings agrees");
 }
