@@ -38,8 +38,9 @@ inline void check_machine(const provision::GpuFixture& machine) {
         FUZZ_CHECK(uuids.insert(gpu.uuid).second);
     }
     if (!machine.gpus.empty()) FUZZ_CHECK(machine.driver.present);
-    // Every pair once, listed or not; NV<n> never names more links than a GPU has.
+    // Within the bounds; every pair once, listed or not; NV<n> never names more links than a GPU has.
     const std::size_t count = machine.gpus.size();
+    FUZZ_CHECK(count <= provision::kMostFixtureGpus);
     FUZZ_CHECK(machine.topology.pairs().size() == count * (count - (count > 0)) / 2);
     for (const auto& pair : machine.topology.pairs()) {
         FUZZ_CHECK(pair.first != pair.second);
