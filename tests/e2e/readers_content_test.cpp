@@ -168,7 +168,7 @@ TEST_CASE("readers-content: a GPU fixture holds at most 64 GPUs: more are refuse
         options.measure = true;
         return e2e::run(PROVISION_BINARY, args, {}, options);
     };
-    // 1,000 GPUs (the size that did not load in 100 s: 54 KB, its pairs left to the reader), and 65: refused at
+    // 1,000 GPUs (the size that did not load in 100 s; its pairs left to the reader), and 65: refused at
     // the 65th entry.
     for (const std::size_t gpus : {1000u, 65u}) {
         INFO(gpus << " GPUs");
