@@ -52,6 +52,9 @@ std::string consequence(cudaError_t status, int device) {
         case cudaErrorUnsupportedPtxVersion:
             return fmt::format("no kernel image for this GPU ({}); this build carries {}", capability_of(device),
                                PROVISION_CUDA_ARCHITECTURES);
+        case cudaErrorSystemNotReady:
+            return "CUDA error 802: on an NVSwitch machine (HGX, DGX) the fabric is not set up yet; start the host's "
+                   "nvidia-fabricmanager service, of the same version as the driver";
         case cudaErrorECCUncorrectable:
             return "the GPU reported an uncorrectable ECC error; it needs attention (nvidia-smi -q -d ECC)";
         case cudaErrorIllegalAddress:

@@ -4,11 +4,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <variant>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "cuda_support.h"
+#include "cumem_sharing.h"
 #include "kernel_launchers.h"
 
 namespace provision::kernels {
@@ -105,45 +110,263 @@ bool from_hex(const std::string& text, void* data, std::size_t size) {
     return true;
 }
 
-std::vector<void*>& exported_buffers() {
-    static std::vector<void*> buffers;
+// The driver's cuMem entry points, looked up through the runtime so that
+// nothing links libcuda itself.
+const cumem::Driver& runtime_driver() {
+    static const cumem::Driver driver = [] {
+        cumem::Driver d;
+        const auto find = [](auto& function, const char* name) {
+            void* address = nullptr;
+            cudaDriverEntryPointQueryResult found{};
+            if (cudaGetDriverEntryPointByVersion(name, &address, 12000, cudaEnableDefault, &found) == cudaSuccess &&
+                found == cudaDriverEntryPointSuccess)
+                function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(address);
+        };
+        find(d.device_get, "cuDeviceGet");
+        find(d.device_attribute, "cuDeviceGetAttribute");
+        find(d.granularity, "cuMemGetAllocationGranularity");
+        find(d.create, "cuMemCreate");
+        find(d.release, "cuMemRelease");
+        find(d.address_reserve, "cuMemAddressReserve");
+        find(d.address_free, "cuMemAddressFree");
+        find(d.map, "cuMemMap");
+        find(d.unmap, "cuMemUnmap");
+        find(d.set_access, "cuMemSetAccess");
+        find(d.export_handle, "cuMemExportToShareableHandle");
+        find(d.import_handle, "cuMemImportFromShareableHandle");
+        find(d.error_name, "cuGetErrorName");
+        return d;
+    }();
+    return driver;
+}
+
+// What this process exports, kept until release_peer_exports().
+std::vector<std::variant<void*, std::unique_ptr<cumem::SharedBuffer>>>& exported_buffers() {
+    static std::vector<std::variant<void*, std::unique_ptr<cumem::SharedBuffer>>> buffers;
     return buffers;
+}
+
+class PreparedHostLink final : public HostLinkCheck {
+public:
+    PreparedHostLink(int cuda_device, std::size_t bytes) : device_(cuda_device), bytes_(bytes) {
+        try {
+            check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
+            host_ = std::make_unique<PinnedBuffer>(bytes);
+            device_buffer_ = std::make_unique<detail::DeviceBuffer>(bytes);
+            std::memset(host_->get(), 0x5A, bytes);
+        } catch (const CudaFailure& failure) {
+            error_ = detail::describe_cuda_failure(failure, cuda_device);
+        }
+    }
+
+    HostLinkMeasure run(int repeats) override {
+        HostLinkMeasure measure;
+        if (!error_.empty()) {
+            measure.detail = error_;
+            return measure;
+        }
+        try {
+            check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+            detail::Stream stream;
+            const double h2d = median_ms(stream, repeats, [&] {
+                check_cuda(cudaMemcpyAsync(device_buffer_->get(), host_->get(), bytes_, cudaMemcpyHostToDevice,
+                                           stream.get()),
+                           "cudaMemcpyAsync (host to device)");
+            });
+            const double d2h = median_ms(stream, repeats, [&] {
+                check_cuda(cudaMemcpyAsync(host_->get(), device_buffer_->get(), bytes_, cudaMemcpyDeviceToHost,
+                                           stream.get()),
+                           "cudaMemcpyAsync (device to host)");
+            });
+            stream.synchronize("host link copies");
+            measure.h2d_gb_per_s = gb_per_s(bytes_, h2d);
+            measure.d2h_gb_per_s = gb_per_s(bytes_, d2h);
+            measure.detail =
+                fmt::format("{} MiB pinned, median of {} copies each way", bytes_ >> 20, std::max(repeats, 1));
+            measure.ok = true;
+        } catch (const CudaFailure& failure) {
+            measure.detail = detail::describe_cuda_failure(failure, device_);
+        }
+        return measure;
+    }
+
+private:
+    int device_;
+    std::size_t bytes_;
+    std::unique_ptr<PinnedBuffer> host_;
+    std::unique_ptr<detail::DeviceBuffer> device_buffer_;
+    std::string error_;
+};
+
+// The peer's buffer mapped here, on either path, and the pull from it.
+class PreparedPull final : public PeerPullCheck {
+public:
+    PreparedPull(int cuda_device, const PeerSource& source, std::string fault)
+        : device_(cuda_device), source_(source), fault_(std::move(fault)) {
+        if (source.path == PeerPath::legacy_ipc) {
+            open_legacy();
+        } else {
+            open_cumem();
+        }
+    }
+
+    ~PreparedPull() override {
+        if (legacy_peer_) cudaIpcCloseMemHandle(legacy_peer_);
+    }
+
+    PeerPull run(int repeats) override {
+        PeerPull pull;
+        if (status_) {
+            pull.status = *status_;
+            pull.detail = detail_;
+            return pull;
+        }
+        try {
+            check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+            const std::size_t bytes = source_.bytes;
+            detail::Stream stream;
+            if (fault_ == "hang") check_cuda(detail::launch_spin_forever(stream.get()), "the planted hang");
+            detail::DeviceBuffer local(bytes);
+            detail::DeviceBuffer counters(2 * sizeof(unsigned long long));
+            local.poison(stream.get());
+            const double ms = median_ms(stream, repeats, [&] {
+                check_cuda(cudaMemcpyAsync(local.get(), peer_, bytes, cudaMemcpyDeviceToDevice, stream.get()),
+                           "cudaMemcpyAsync (peer to device)");
+            });
+            if (fault_ == "wrong-bytes") {
+                const std::uint64_t planted = 0;  // a zeroed word in the middle of the copy
+                check_cuda(cudaMemcpyAsync(static_cast<char*>(local.get()) + bytes / 2, &planted, sizeof planted,
+                                           cudaMemcpyHostToDevice, stream.get()),
+                           "cudaMemcpyAsync (the planted wrong word)");
+            }
+            const unsigned long long initial[2] = {0, ~0ull};
+            check_cuda(cudaMemcpyAsync(counters.get(), initial, sizeof initial, cudaMemcpyHostToDevice, stream.get()),
+                       "cudaMemcpyAsync");
+            auto* words = counters.as<unsigned long long>();
+            verify_pattern<<<kBlocks, kThreads, 0, stream.get()>>>(local.as<std::uint64_t>(), bytes / 8,
+                                                                   source_.source_id, words, words + 1);
+            check_cuda(cudaGetLastError(), "the verifying kernel");
+            const auto found = counters.download<unsigned long long>(stream.get());
+            pull.gb_per_s = gb_per_s(bytes, ms);
+            if (found[0] == 0) {
+                pull.status = PeerPullStatus::passed;
+                pull.detail = fmt::format("{} MiB, median of {} copies, every word checked", bytes >> 20,
+                                          std::max(repeats, 1));
+            } else {
+                pull.status = PeerPullStatus::wrong_bytes;
+                pull.detail =
+                    fmt::format("{} of {} words wrong, the first at byte {}", found[0], bytes / 8, found[1] * 8);
+            }
+        } catch (const CudaFailure& failure) {
+            pull.status = PeerPullStatus::error;
+            pull.detail = detail::describe_cuda_failure(failure, device_);
+        }
+        // Unmapped at once: no GPU keeps more than a few peer mappings.
+        if (legacy_peer_) cudaIpcCloseMemHandle(legacy_peer_);
+        legacy_peer_ = nullptr;
+        imported_.reset();
+        return pull;
+    }
+
+private:
+    void open_legacy() {
+        cudaIpcMemHandle_t handle;
+        if (!from_hex(source_.handle, &handle, sizeof handle)) {
+            status_ = PeerPullStatus::error;
+            detail_ = "the source's buffer handle is malformed";
+            return;
+        }
+        if (const cudaError_t set = cudaSetDevice(device_); set != cudaSuccess) {
+            status_ = PeerPullStatus::error;
+            detail_ = detail::describe_cuda_failure(CudaFailure(set, "cudaSetDevice"), device_);
+            return;
+        }
+        // Maps the buffer and enables peer access to its GPU; where peer
+        // access is impossible this fails, so the copy is a peer copy.
+        const cudaError_t opened = cudaIpcOpenMemHandle(&legacy_peer_, handle, cudaIpcMemLazyEnablePeerAccess);
+        if (opened == cudaSuccess) {
+            peer_ = legacy_peer_;
+            return;
+        }
+        cudaGetLastError();  // not sticky: clear it
+        legacy_peer_ = nullptr;
+        status_ = opened == cudaErrorPeerAccessUnsupported ? PeerPullStatus::no_peer_access : PeerPullStatus::path_failed;
+        detail_ = opened == cudaErrorPeerAccessUnsupported
+                      ? "CUDA cannot enable peer access between the two GPUs (cudaErrorPeerAccessUnsupported)"
+                      : detail::describe_cuda_failure(CudaFailure(opened, "cudaIpcOpenMemHandle"), device_);
+    }
+
+    void open_cumem() {
+        if (const cudaError_t set = cudaSetDevice(device_); set != cudaSuccess) {
+            status_ = PeerPullStatus::error;
+            detail_ = detail::describe_cuda_failure(CudaFailure(set, "cudaSetDevice"), device_);
+            return;
+        }
+        cumem::Failure failure;
+        imported_ = cumem::ImportedBuffer::open(runtime_driver(), device_, source_.handle, 30.0, failure);
+        if (imported_) {
+            peer_ = reinterpret_cast<void*>(imported_->address());
+            return;
+        }
+        status_ = failure.code == cumem::kErrorPeerAccessUnsupported ? PeerPullStatus::no_peer_access
+                                                                    : PeerPullStatus::path_failed;
+        detail_ = failure.detail;
+    }
+
+    int device_;
+    PeerSource source_;
+    std::string fault_;
+    void* legacy_peer_ = nullptr;
+    std::unique_ptr<cumem::ImportedBuffer> imported_;
+    void* peer_ = nullptr;
+    std::optional<PeerPullStatus> status_;  // set when the buffer could not be mapped
+    std::string detail_;
+};
+
+bool touch_from_gpu(cumem::DevicePointer address, std::size_t bytes, std::string& why) {
+    void* pointer = reinterpret_cast<void*>(address);
+    std::uint32_t back = 0;
+    cudaError_t status = cudaMemset(pointer, 0x5A, bytes);
+    if (status == cudaSuccess) status = cudaMemcpy(&back, pointer, sizeof back, cudaMemcpyDeviceToHost);
+    if (status != cudaSuccess) {
+        why = std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")";
+        cudaGetLastError();
+        return false;
+    }
+    if (back != 0x5A5A5A5Au) {
+        why = fmt::format("read back {:#x}, not 0x5a5a5a5a", back);
+        return false;
+    }
+    return true;
 }
 
 }  // namespace
 
-HostLinkMeasure measure_host_link(int cuda_device, std::size_t bytes, int repeats) {
-    HostLinkMeasure measure;
-    try {
-        check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
-        detail::Stream stream;
-        PinnedBuffer host(bytes);
-        detail::DeviceBuffer device(bytes);
-        std::memset(host.get(), 0x5A, bytes);
-        const double h2d = median_ms(stream, repeats, [&] {
-            check_cuda(cudaMemcpyAsync(device.get(), host.get(), bytes, cudaMemcpyHostToDevice, stream.get()),
-                       "cudaMemcpyAsync (host to device)");
-        });
-        const double d2h = median_ms(stream, repeats, [&] {
-            check_cuda(cudaMemcpyAsync(host.get(), device.get(), bytes, cudaMemcpyDeviceToHost, stream.get()),
-                       "cudaMemcpyAsync (device to host)");
-        });
-        stream.synchronize("host link copies");
-        measure.h2d_gb_per_s = gb_per_s(bytes, h2d);
-        measure.d2h_gb_per_s = gb_per_s(bytes, d2h);
-        measure.detail = fmt::format("{} MiB pinned, median of {} copies each way", bytes >> 20, std::max(repeats, 1));
-        measure.ok = true;
-    } catch (const CudaFailure& failure) {
-        measure.detail = detail::describe_cuda_failure(failure, cuda_device);
-    }
-    return measure;
+std::unique_ptr<HostLinkCheck> prepare_host_link(int cuda_device, std::size_t bytes) {
+    return std::make_unique<PreparedHostLink>(cuda_device, bytes);
 }
 
-PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes) {
+PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes, PeerPath path) {
     PeerExport exported;
     void* buffer = nullptr;
     try {
         check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
+        if (path == PeerPath::cumem_fd) {
+            cumem::Failure failure;
+            auto shared = cumem::SharedBuffer::create(runtime_driver(), cuda_device, bytes, failure);
+            if (!shared) {
+                exported.detail = failure.detail;
+                return exported;
+            }
+            fill_pattern<<<kBlocks, kThreads>>>(reinterpret_cast<std::uint64_t*>(shared->address()), bytes / 8,
+                                                source_id);
+            check_cuda(cudaGetLastError(), "the pattern kernel");
+            check_cuda(cudaDeviceSynchronize(), "the pattern kernel");
+            exported.handle = shared->socket_name();
+            exported_buffers().push_back(std::move(shared));
+            exported.ok = true;
+            return exported;
+        }
         check_cuda(cudaMalloc(&buffer, bytes), "cudaMalloc");
         fill_pattern<<<kBlocks, kThreads>>>(static_cast<std::uint64_t*>(buffer), bytes / 8, source_id);
         check_cuda(cudaGetLastError(), "the pattern kernel");
@@ -161,71 +384,28 @@ PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes)
 }
 
 void release_peer_exports() {
-    for (void* buffer : exported_buffers()) cudaFree(buffer);
+    for (auto& buffer : exported_buffers())
+        if (void** legacy = std::get_if<void*>(&buffer)) cudaFree(*legacy);
     exported_buffers().clear();
 }
 
-PeerPull pull_peer_buffer(int cuda_device, const std::string& handle_text, int source_id, std::size_t bytes,
-                          int repeats, const std::string& fault) {
-    PeerPull pull;
-    cudaIpcMemHandle_t handle;
-    if (!from_hex(handle_text, &handle, sizeof handle)) {
-        pull.detail = "the source's buffer handle is malformed";
-        return pull;
+std::unique_ptr<PeerPullCheck> prepare_pull(int cuda_device, const PeerSource& source, const std::string& fault) {
+    return std::make_unique<PreparedPull>(cuda_device, source, fault);
+}
+
+HostMemoryCheck check_host_numa_memory(int cuda_device) {
+    HostMemoryCheck check;
+    if (const cudaError_t set = cudaSetDevice(cuda_device); set != cudaSuccess) {
+        check.detail = detail::describe_cuda_failure(CudaFailure(set, "cudaSetDevice"), cuda_device);
+        return check;
     }
-    void* peer = nullptr;
-    try {
-        check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
-        // Maps the buffer and enables peer access to its GPU; where peer
-        // access is impossible this fails, so the copy below is a peer copy.
-        if (const cudaError_t opened = cudaIpcOpenMemHandle(&peer, handle, cudaIpcMemLazyEnablePeerAccess);
-            opened == cudaErrorPeerAccessUnsupported) {
-            cudaGetLastError();  // not sticky: clear it
-            peer = nullptr;
-            pull.status = PeerPullStatus::no_peer_access;
-            pull.detail = "CUDA cannot enable peer access between the two GPUs (cudaErrorPeerAccessUnsupported)";
-            return pull;
-        } else {
-            check_cuda(opened, "cudaIpcOpenMemHandle");
-        }
-        detail::Stream stream;
-        if (fault == "hang") check_cuda(detail::launch_spin_forever(stream.get()), "the planted hang");
-        detail::DeviceBuffer local(bytes);
-        detail::DeviceBuffer counters(2 * sizeof(unsigned long long));
-        local.poison(stream.get());
-        const double ms = median_ms(stream, repeats, [&] {
-            check_cuda(cudaMemcpyAsync(local.get(), peer, bytes, cudaMemcpyDeviceToDevice, stream.get()),
-                       "cudaMemcpyAsync (peer to device)");
-        });
-        if (fault == "wrong-bytes") {
-            const std::uint64_t planted = 0;  // a zeroed word in the middle of the copy
-            check_cuda(cudaMemcpyAsync(static_cast<char*>(local.get()) + bytes / 2, &planted, sizeof planted,
-                                       cudaMemcpyHostToDevice, stream.get()),
-                       "cudaMemcpyAsync (the planted wrong word)");
-        }
-        const unsigned long long initial[2] = {0, ~0ull};
-        check_cuda(cudaMemcpyAsync(counters.get(), initial, sizeof initial, cudaMemcpyHostToDevice, stream.get()),
-                   "cudaMemcpyAsync");
-        auto* words = counters.as<unsigned long long>();
-        verify_pattern<<<kBlocks, kThreads, 0, stream.get()>>>(local.as<std::uint64_t>(), bytes / 8, source_id, words,
-                                                               words + 1);
-        check_cuda(cudaGetLastError(), "the verifying kernel");
-        const auto found = counters.download<unsigned long long>(stream.get());
-        pull.gb_per_s = gb_per_s(bytes, ms);
-        if (found[0] == 0) {
-            pull.status = PeerPullStatus::passed;
-            pull.detail = fmt::format("{} MiB, median of {} copies, every word checked", bytes >> 20,
-                                      std::max(repeats, 1));
-        } else {
-            pull.status = PeerPullStatus::wrong_bytes;
-            pull.detail = fmt::format("{} of {} words wrong, the first at byte {}", found[0], bytes / 8, found[1] * 8);
-        }
-    } catch (const CudaFailure& failure) {
-        pull.status = PeerPullStatus::error;
-        pull.detail = detail::describe_cuda_failure(failure, cuda_device);
-    }
-    if (peer) cudaIpcCloseMemHandle(peer);
-    return pull;
+    const auto result = cumem::allocate_host_numa(runtime_driver(), cuda_device, touch_from_gpu);
+    check.ok = result.ok;
+    check.numa_node = result.numa_node;
+    check.detail = result.ok ? fmt::format("{} KiB at host NUMA node {}, mapped and written by the GPU",
+                                           result.bytes >> 10, result.numa_node)
+                             : result.failure.detail;
+    return check;
 }
 
 }  // namespace provision::kernels

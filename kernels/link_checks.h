@@ -1,18 +1,31 @@
 // The links a GPU's data travels, measured in its validation worker: the
-// host link (pinned host memory to the GPU and back) and the peer link
-// between two GPUs, checked as NCCL uses it between processes: the source's
-// worker exports a buffer through CUDA IPC, the receiver's maps it (which
-// enables peer access; a peer copy without it would be staged through host
-// memory and prove nothing), pulls it with the copy engine, and checks
-// every word on its own GPU against a pattern that depends on the source
-// and the offset, so a stale, shifted, truncated or zeroed copy fails.
-// Plain C++ types only.
+// host link (pinned host memory to the GPU and back), the peer link between
+// two GPUs, and host memory as NCCL allocates it.
+//
+// The peer link is checked the way NCCL's ranks share memory between
+// processes, on the path the workload's NCCL takes (PeerPath): the source's
+// worker makes a buffer and exports it, the receiver's maps it (which
+// needs peer access; a peer copy without it would be staged through host
+// memory and prove nothing), pulls it with the copy engine, and checks every
+// word on its own GPU against a pattern that depends on the source and the
+// offset, so a stale, shifted, truncated or zeroed copy fails.
+//
+// Each measurement comes in two halves: the preparation (allocations,
+// opening the peer's memory), which runs while the worker's kernels still
+// run, and the measurement itself, once they are done.  Plain C++ types only.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace provision::kernels {
+
+// How peer memory is shared between processes.
+enum class PeerPath {
+    legacy_ipc,  // cudaIpcGetMemHandle / cudaIpcOpenMemHandle: NCCL < 2.19, or NCCL_CUMEM_ENABLE=0 ("P2P/IPC")
+    cumem_fd,    // cuMem memory, a POSIX file descriptor over a UNIX socket: NCCL >= 2.19 ("P2P/CUMEM")
+};
 
 struct HostLinkMeasure {
     bool ok = false;
@@ -21,27 +34,36 @@ struct HostLinkMeasure {
     std::string detail;       // sizes and repeats, or the CUDA error
 };
 
-// Copies `bytes` each way `repeats` times on `cuda_device` (whose context
-// is open); the first copy of each way is not timed.  Never throws.
-HostLinkMeasure measure_host_link(int cuda_device, std::size_t bytes, int repeats);
+class HostLinkCheck {
+public:
+    virtual ~HostLinkCheck() = default;
+    // Copies the buffer each way `repeats` times; the first copy of each
+    // way is not timed.  Never throws.
+    virtual HostLinkMeasure run(int repeats) = 0;
+};
+// Allocates `bytes` of pinned host memory and of device memory on
+// `cuda_device` (whose context is open).  Never throws: a failure is
+// reported by run().
+std::unique_ptr<HostLinkCheck> prepare_host_link(int cuda_device, std::size_t bytes);
 
 struct PeerExport {
     bool ok = false;
-    std::string handle;  // the cudaIpcMemHandle_t, in hex: what the receiver opens
-    std::string detail;  // the CUDA error when not ok
+    std::string handle;  // legacy: the cudaIpcMemHandle_t in hex; cuMem: the socket it is served on
+    std::string detail;  // the CUDA error (naming the call) when not ok
 };
 
 // Fills a buffer of `bytes` on `cuda_device` with the pattern of
-// `source_id` (the GPU's index as the workload sees it) and exports it.
-// The buffer lives until release_peer_exports().  Never throws.
-PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes);
+// `source_id` (the GPU's index as the workload sees it) and exports it on
+// `path`.  The buffer lives until release_peer_exports().  Never throws.
+PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes, PeerPath path);
 void release_peer_exports();
 
 enum class PeerPullStatus {
     passed,
     wrong_bytes,
-    no_peer_access,  // CUDA cannot enable peer access between the two GPUs
-    error,
+    no_peer_access,  // CUDA refuses peer access between the two GPUs
+    path_failed,     // the memory could not be shared on this path (exported, sent, imported or mapped)
+    error,           // anything else (the copy, the check)
 };
 
 struct PeerPull {
@@ -50,13 +72,37 @@ struct PeerPull {
     std::string detail;       // the first wrong word, or the CUDA error
 };
 
-// Maps the source's exported buffer on `cuda_device`, pulls it `repeats`
-// times (the first not timed), checks every word of the last copy against
-// `source_id`'s pattern, and unmaps it (so no GPU keeps more than a few
-// peer mappings at once).  `fault` (test-only): "wrong-bytes" changes a word
-// of the copy before it is checked, "hang" spins on the GPU before the copy.
+class PeerPullCheck {
+public:
+    virtual ~PeerPullCheck() = default;
+    // Pulls the peer's buffer `repeats` times (the first not timed), checks
+    // every word of the last copy, and unmaps it.  Never throws.
+    virtual PeerPull run(int repeats) = 0;
+};
+
+struct PeerSource {
+    PeerPath path = PeerPath::legacy_ipc;
+    std::string handle;       // as its export_peer_buffer gave it
+    int source_id = 0;        // whose pattern the buffer holds
+    std::size_t bytes = 0;
+};
+
+// Maps the source's buffer on `cuda_device`: opens the legacy handle
+// (which enables peer access), or asks the source's socket for the
+// descriptor, imports and maps it.  `fault` (test-only): "wrong-bytes"
+// changes a word of the copy before it is checked, "hang" spins on the GPU
+// before the copy.  Never throws: a failure is reported by run().
+std::unique_ptr<PeerPullCheck> prepare_pull(int cuda_device, const PeerSource& source, const std::string& fault = "");
+
+struct HostMemoryCheck {
+    bool ok = false;
+    int numa_node = -1;   // the GPU's host NUMA node as the driver names it
+    std::string detail;   // what was done, or which call failed and how
+};
+
+// One granule of host memory at the GPU's host NUMA node from cuMemCreate,
+// mapped, written by the GPU and read back: NCCL's host buffers (>= 2.24).
 // Never throws.
-PeerPull pull_peer_buffer(int cuda_device, const std::string& handle, int source_id, std::size_t bytes, int repeats,
-                          const std::string& fault = "");
+HostMemoryCheck check_host_numa_memory(int cuda_device);
 
 }  // namespace provision::kernels

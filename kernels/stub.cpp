@@ -44,13 +44,31 @@ CheckResult run_check(int cuda_device, const std::string& name, const CheckOptio
     return prepare_check(name, options)->run(cuda_device);
 }
 
-HostLinkMeasure measure_host_link(int, std::size_t, int) {
-    HostLinkMeasure measure;
-    measure.detail = kNoToolkit;
-    return measure;
-}
+namespace {
 
-PeerExport export_peer_buffer(int, int, std::size_t) {
+class UnavailableHostLink final : public HostLinkCheck {
+public:
+    HostLinkMeasure run(int) override {
+        HostLinkMeasure measure;
+        measure.detail = kNoToolkit;
+        return measure;
+    }
+};
+
+class UnavailablePull final : public PeerPullCheck {
+public:
+    PeerPull run(int) override {
+        PeerPull pull;
+        pull.detail = kNoToolkit;
+        return pull;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<HostLinkCheck> prepare_host_link(int, std::size_t) { return std::make_unique<UnavailableHostLink>(); }
+
+PeerExport export_peer_buffer(int, int, std::size_t, PeerPath) {
     PeerExport exported;
     exported.detail = kNoToolkit;
     return exported;
@@ -58,10 +76,14 @@ PeerExport export_peer_buffer(int, int, std::size_t) {
 
 void release_peer_exports() {}
 
-PeerPull pull_peer_buffer(int, const std::string&, int, std::size_t, int, const std::string&) {
-    PeerPull pull;
-    pull.detail = kNoToolkit;
-    return pull;
+std::unique_ptr<PeerPullCheck> prepare_pull(int, const PeerSource&, const std::string&) {
+    return std::make_unique<UnavailablePull>();
+}
+
+HostMemoryCheck check_host_numa_memory(int) {
+    HostMemoryCheck check;
+    check.detail = kNoToolkit;
+    return check;
 }
 
 }  // namespace provision::kernels

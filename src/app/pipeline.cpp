@@ -17,12 +17,14 @@
 #include "app/compiled_code.h"
 #include "app/publishing.h"
 #include "app/validation_step.h"
+#include "app/workload_nccl.h"
 #include "app/run_outcome.h"
 #include "core/suggest.h"
 #include "core/text.h"
 #include "env/env_file.h"
 #include "formats/formats.h"
 #include "gpu/detect.h"
+#include "gpu/nvml_probe.h"
 #include "handoff/handoff.h"
 #include "health/findings.h"
 #include "net/recipe_locations.h"
@@ -35,6 +37,7 @@
 #include "recipe/recipe_loader.h"
 #include "recipe/sensitive_variables.h"
 #include "select/classify.h"
+#include "validate/fault_injection.h"
 #include "validate/throughput_health.h"
 
 namespace provision {
@@ -237,6 +240,27 @@ RunFacts settle(const Options& options, const RecipeSet& recipes, const Workload
     return facts;
 }
 
+// The paths the workload's NCCL takes with the variables it will get and
+// this driver.
+NcclPaths nccl_paths_for(const std::optional<NcclLibrary>& nccl, const Inventory& inventory,
+                         const std::map<std::string, std::string>& environment) {
+    const auto variable = [&](const char* name) -> std::optional<std::string> {
+        const auto it = environment.find(name);
+        return it == environment.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+    return nccl_paths(nccl, variable("NCCL_CUMEM_ENABLE"), variable("NCCL_CUMEM_HOST_ENABLE"),
+                      cuda_number(inventory.driver.cuda));
+}
+
+// Where /sys is: in test builds PROVISION_TEST_SYSFS may stand in for it.
+std::string sysfs_root(const Options& options) {
+    if constexpr (kFaultInjection) {
+        if (const auto it = options.environment.find("PROVISION_TEST_SYSFS"); it != options.environment.end())
+            return it->second;
+    }
+    return "/sys";
+}
+
 }  // namespace
 
 Plan plan_run(const Options& options) {
@@ -257,6 +281,7 @@ Plan plan_run(const Options& options) {
     PackageIndex packages = read_packages(report.python.site_packages, report.notes);
     reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
     const std::optional<TorchFiles> torch = read_torch_files(report.python.site_packages);
+    NcclFacts nccl{find_workload_nccl(options, report.python.site_packages, packages), {}};
     clock.mark(Phase::python);
 
     report.inventory = detection.get();
@@ -264,6 +289,7 @@ Plan plan_run(const Options& options) {
     const auto health = evaluate_health(report.inventory, recipes.policy);
     report.findings.insert(report.findings.begin(), health.begin(), health.end());
     validation.follow(report.inventory);
+    nccl.paths = nccl_paths_for(nccl.library, report.inventory, options.environment);
     clock.mark(Phase::detection);
 
     const auto override_request = read_override(options.environment, workload, recipes);
@@ -272,12 +298,12 @@ Plan plan_run(const Options& options) {
 
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
     clock.mark(Phase::selection);
-    const CopyChecks copies = validation.run(report.inventory, recipes, first, report.validation, clock);
+    const CopyChecks copies = validation.run(report.inventory, recipes, first, nccl.paths, report.validation, clock);
     const CheckVerdicts verdicts = verdicts_of(report.validation);
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
     report.formats = decide_formats(report.inventory, recipes, workload, report.decision.mechanism, packages,
                                     verdicts, options.environment);
-    report.pod = assess_pod(report.inventory, recipes, workload, copies, options.environment);
+    report.pod = assess_pod(report.inventory, recipes, workload, copies, nccl, options.environment, sysfs_root(options));
     report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
 
     const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, report));
@@ -327,6 +353,7 @@ int carry_out(Plan plan, const Options& options) {
     }
     std::fflush(stderr);
     send_report(options.report_post, json);
+    wait_for_nvml_shutdown(std::chrono::seconds(1));  // NVML's descriptors closed before the exit or the exec
     if (plan.exit_code != ExitCode::ok || options.command.empty()) return static_cast<int>(plan.exit_code);
 
     std::vector<std::string> command = options.command;

@@ -1,13 +1,12 @@
 #include "app/validation_step.h"
 
-#include <sys/stat.h>
-
 #include <chrono>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "validate/expected_gpus.h"
 #include "validate/fault_injection.h"
 #include "validation_kernels.h"
 
@@ -27,20 +26,16 @@ ValidationOptions validation_options(const Options& options) {
     return validation;
 }
 
-bool exists(const char* path) {
-    struct stat info {};
-    return ::stat(path, &info) == 0;
-}
-
-// The CUDA_VISIBLE_DEVICES entry of the GPU the workload sees first: CUDA
-// splits the value at commas and enumerates the entries in order, so the
-// first one alone names that GPU.  Unset: CUDA's device 0.  Nullopt when no
-// GPU would be visible.
-std::optional<std::string> first_visible(const std::optional<std::string>& visible) {
-    if (!visible) return "0";
-    const std::string first = trimmed(visible->substr(0, visible->find(',')));
-    if (first.empty()) return std::nullopt;
-    return first;
+// Where the GPUs' device nodes are: /dev; in test builds the folder
+// PROVISION_TEST_DEV names, and none for a simulated worker without it (the
+// fake driver's machine, not this one's).
+std::string device_folder(const Options& options, bool simulate) {
+    if constexpr (kFaultInjection) {
+        if (const auto it = options.environment.find("PROVISION_TEST_DEV"); it != options.environment.end())
+            return it->second;
+        if (simulate) return {};
+    }
+    return "/dev";
 }
 
 // Checks worth running: those of every mechanism that could serve before
@@ -90,10 +85,16 @@ ValidationStep::ValidationStep(const Options& options)
     can_validate_ = options.validate != ValidateMode::off && options.gpu_fixture.empty() &&
                     (kernels::kernels_available() || validation_.simulate);
     every_mechanism_ = options.publish.any();
+    if (!can_validate_) return;
+    std::optional<std::string> visible;
     if (const auto it = options.environment.find("CUDA_VISIBLE_DEVICES"); it != options.environment.end())
-        environment_visible_ = it->second;
-    if (!can_validate_ || !(exists("/dev/nvidiactl") || validation_.simulate)) return;
-    if (const auto first = first_visible(environment_visible_)) workers_.keep({{0, *first, {}}});
+        visible = it->second;
+    // Every GPU's worker from the start: each opens its GPU (the driver's
+    // cuInit and context, most of a start's cost) while the rest is read.
+    std::vector<WorkerTarget> expected;
+    for (const std::string& entry : expected_gpu_entries(visible, count_gpu_device_nodes(device_folder(options, validation_.simulate))))
+        expected.push_back({static_cast<int>(expected.size()), entry, {}});
+    workers_.keep(expected);
 }
 
 std::optional<std::string> ValidationStep::skip_reason(const Inventory& inventory) const {
@@ -120,7 +121,7 @@ void ValidationStep::follow(const Inventory& inventory) {
 }
 
 CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
-                               ValidationSummary& summary, PhaseClock& clock) {
+                               const NcclPaths& nccl, ValidationSummary& summary, PhaseClock& clock) {
     CopyChecks copies;
     if (const auto reason = skip_reason(inventory)) {
         summary.reason = *reason;
@@ -132,6 +133,8 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     const auto work = plan_checks(inventory, recipes, first, every_mechanism_, summary);
     LinkWork links;
     links.host_links = true;
+    links.peer_path = nccl.peer;
+    links.host_memory = nccl.cumem_host && inventory.gpus.size() > 1;  // NCCL's host buffers join ranks
     for (const GpuPair& pair : inventory.pairs)
         if (pair.p2p == PeerAccess::ok) links.peer_pairs.push_back({pair.first, pair.second});
     const auto start = std::chrono::steady_clock::now();
@@ -140,6 +143,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     summary.checks.insert(summary.checks.end(), run.checks.begin(), run.checks.end());
     summary.wall_ms = std::chrono::duration<double, std::milli>(end - start).count();
     if (const auto ready = workers_.ready_at()) clock.mark_at(Phase::worker_ready, *ready);
+    for (const auto& times : workers_.times()) clock.mark_gpu(times.gpu, times.started, times.running, times.ready, times.done);
     if (!work.empty()) clock.mark_at(Phase::checks, end);
     if (work.empty()) {
         copies.run = CopyCheckRun::not_run;
@@ -148,6 +152,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
         copies.run = CopyCheckRun::ran;
         copies.pairs = std::move(run.peer_copies);
         copies.hosts = std::move(run.host_copies);
+        copies.host_memory = std::move(run.host_memory);
     }
 
     bool any_run = false, any_failed = false;

@@ -1,6 +1,7 @@
 // The validate stage as the pipeline drives it: the GPU workers started as
-// early as possible (the first GPU's before anything is read, the others as
-// soon as detection has found them), given the checks the first selection
+// early as possible (every expected GPU's before anything is read; detection
+// then stops those it does not confirm and starts any it did not expect),
+// given the checks the first selection
 // needs, and the results turned into the verdicts the second selection
 // takes.  A run that validates nothing (--no-validate, a fixture, a machine
 // without GPUs, a build without kernels) never starts one.
@@ -11,6 +12,7 @@
 #include "app/options.h"
 #include "gpu/copy_check.h"
 #include "gpu/inventory.h"
+#include "nccl/nccl_paths.h"
 #include "recipe/recipe.h"
 #include "report/report.h"
 #include "report/timings.h"
@@ -21,8 +23,8 @@ namespace provision {
 
 class ValidationStep {
 public:
-    // Starts the worker of the GPU the workload sees first when a GPU seems
-    // to be there (/dev/nvidiactl exists) and validation will run.
+    // Starts a worker for every GPU the workload is expected to see
+    // (validate/expected_gpus.h) when validation will run.
     explicit ValidationStep(const Options& options);
 
     // One worker per visible GPU, each seeing that GPU alone; none when no
@@ -36,7 +38,9 @@ public:
     // checks of the links (each GPU's host link, each pair NVML says has
     // peer access) between the GPUs whose workers run; fills `summary` and
     // returns the copies, marks worker_ready and checks on `clock`.
-    CopyChecks run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
+    // The peer copies follow the path the workload's NCCL takes (`nccl`),
+    // and its host memory is checked where it comes from cuMem.
+    CopyChecks run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first, const NcclPaths& nccl,
                    ValidationSummary& summary, PhaseClock& clock);
 
 private:
@@ -46,7 +50,6 @@ private:
     ValidationOptions validation_;
     bool can_validate_ = false;
     bool every_mechanism_ = false;  // labels or metrics: prove every mechanism's hardware path
-    std::optional<std::string> environment_visible_;  // CUDA_VISIBLE_DEVICES as the workload gets it
     CheckWorkers workers_;
 };
 

@@ -13,6 +13,14 @@ std::string_view to_string(PeerCopyStatus status) {
     return "skipped";
 }
 
+std::string_view to_string(PeerPath path) { return path == PeerPath::cumem_fd ? "cumem-fd" : "legacy-ipc"; }
+
+std::optional<PeerPath> parse_peer_path(std::string_view text) {
+    if (text == "cumem-fd") return PeerPath::cumem_fd;
+    if (text == "legacy-ipc") return PeerPath::legacy_ipc;
+    return std::nullopt;
+}
+
 const PeerCopyResult* CopyChecks::pair(int first, int second) const {
     for (const PeerCopyResult& result : pairs)
         if ((result.first == first && result.second == second) || (result.first == second && result.second == first))

@@ -26,6 +26,16 @@ enum class PeerCopyStatus {
 // "passed", "wrong-bytes", "timeout", "error", "skipped".
 std::string_view to_string(PeerCopyStatus status);
 
+// How a pair's buffer was shared between the two workers: the way the
+// workload's NCCL shares its peer buffers between ranks.
+enum class PeerPath {
+    legacy_ipc,  // cudaIpc* handles: NCCL before 2.19, or NCCL_CUMEM_ENABLE=0 ("P2P/IPC" in its log)
+    cumem_fd,    // cuMem memory and a file descriptor over a UNIX socket: NCCL 2.19 and newer ("P2P/CUMEM")
+};
+// "legacy-ipc", "cumem-fd".
+std::string_view to_string(PeerPath path);
+std::optional<PeerPath> parse_peer_path(std::string_view text);
+
 struct PeerCopyResult {
     int first = 0;   // CUDA indices, first < second (GpuPair's)
     int second = 0;
@@ -36,6 +46,21 @@ struct PeerCopyResult {
     // cuDeviceCanAccessPeer both ways, where the worker asked: false makes
     // the pair p2p_unavailable whatever NVML says (status skipped, no copy).
     std::optional<bool> cuda_peer_access;
+    PeerPath path = PeerPath::legacy_ipc;  // the path this result was checked on
+    // Where the path asked for first could not share the memory (exported,
+    // sent, imported or mapped) and another was checked after it: that
+    // first path, and why.
+    std::optional<PeerPath> failed_path;
+    std::string failed_path_detail;
+};
+
+// NCCL's host buffers (>= 2.24 by default): one granule of host memory at
+// the GPU's host NUMA node from cuMemCreate, mapped and written by the GPU.
+struct HostMemoryResult {
+    int gpu = 0;                   // CUDA index
+    bool ok = false;
+    int numa_node = -1;            // as the driver names it for the GPU; -1: none
+    std::string detail;            // which call failed and how, when not ok
 };
 
 struct HostCopyResult {
@@ -59,6 +84,7 @@ struct CopyChecks {
     std::string reason;
     std::vector<PeerCopyResult> pairs;  // one per pair checked, in any order
     std::vector<HostCopyResult> hosts;  // one per GPU measured
+    std::vector<HostMemoryResult> host_memory;  // one per GPU checked (where the workload's NCCL uses it)
 
     const PeerCopyResult* pair(int first, int second) const;
     const HostCopyResult* host(int gpu) const;

@@ -56,6 +56,10 @@ std::string init_failure_note(cuda::Result code, const CudaFunctions& cuda) {
         case cuda::ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
             return "the container's CUDA forward-compatibility libraries (cuda-compat) do not support this GPU "
                    "(CUDA error 804): remove them from the image or use a newer host driver";
+        case cuda::ERROR_SYSTEM_NOT_READY:
+            return "CUDA cannot start yet (CUDA error 802, 'system not yet initialized'): on an NVSwitch machine "
+                   "(HGX, DGX) the fabric manager has not set up the fabric; start the host's nvidia-fabricmanager "
+                   "service, of the same version as the driver";
         case cuda::ERROR_INSUFFICIENT_DRIVER:
             return "the host's NVIDIA driver is too old for this CUDA driver library (CUDA error 35): update the "
                    "host driver";

@@ -60,6 +60,8 @@ void take_cuda_devices(const NvmlReport& nvml, const CudaReport& cuda, Inventory
                 gpu.nvlinks = nvml.gpus[i].gpu.nvlinks;  // and its links
                 gpu.nvlink_generation = nvml.gpus[i].gpu.nvlink_generation;
                 gpu.pcie = nvml.gpus[i].gpu.pcie;
+                gpu.pci_bus_id = nvml.gpus[i].gpu.pci_bus_id;
+                gpu.fabric = nvml.gpus[i].gpu.fabric;
                 // NVML's total is the figure nvidia-smi shows (libcuda's leaves out
                 // what the driver reserves); a MIG instance keeps its own.
                 if (uuid == gpu.uuid && nvml.gpus[i].gpu.memory_mib > 0) gpu.memory_mib = nvml.gpus[i].gpu.memory_mib;

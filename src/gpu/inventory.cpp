@@ -2,6 +2,16 @@
 
 namespace provision {
 
+std::string_view to_string(FabricState state) {
+    switch (state) {
+        case FabricState::not_started: return "not-started";
+        case FabricState::in_progress: return "in-progress";
+        case FabricState::completed: return "completed";
+        case FabricState::not_supported: break;
+    }
+    return "not-supported";
+}
+
 bool GpuHealth::any() const {
     return uncorrected_ecc_errors || retired_pages_pending || row_remap_pending || row_remap_failure ||
            thermal_slowdown || power_brake_slowdown || hw_slowdown || memory_used_mib || other_processes || mig_mode;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/compute_capability.h"
@@ -29,6 +30,17 @@ struct GpuHealth {
     bool any() const;  // true when at least one signal was read
 };
 
+// The NVSwitch fabric as NVML reports it for a GPU (nvmlDeviceGetGpuFabricInfoV):
+// on HGX/DGX machines CUDA does not start (cuInit answers 802) until the
+// host's fabric manager has set the fabric up.
+enum class FabricState { not_supported, not_started, in_progress, completed };
+std::string_view to_string(FabricState state);  // "not-supported", "not-started", "in-progress", "completed"
+
+struct GpuFabric {
+    FabricState state = FabricState::not_supported;
+    int status = 0;  // nvmlReturn_t of the set-up, meaningful once completed (0: success)
+};
+
 struct Gpu {
     int index = 0;               // index as the workload will see it (CUDA order)
     int nvml_index = -1;         // NVML's index on the host, -1 when unknown
@@ -41,6 +53,8 @@ struct Gpu {
     std::optional<NvLinkCount> nvlinks;  // set where NVML lists NVLink links for the GPU
     unsigned nvlink_generation = 0;      // 1 to 5 from NVML's NVLink version; 0 unknown
     std::optional<PcieLink> pcie;        // set where NVML reports the link (all four figures)
+    std::string pci_bus_id;              // "0000:1b:00.0" as sysfs names it; empty when unknown
+    std::optional<GpuFabric> fabric;     // where the driver reports it
 };
 
 struct Driver {

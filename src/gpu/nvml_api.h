@@ -108,6 +108,29 @@ struct PciInfo {
     char bus_id[32];
 };
 
+// nvmlGpuFabricInfo_t (v1, nvmlDeviceGetGpuFabricInfo) and
+// nvmlGpuFabricInfo_v2_t (nvmlDeviceGetGpuFabricInfoV with version
+// 0x02000024); state: NVML_GPU_FABRIC_STATE_NOT_SUPPORTED 0, NOT_STARTED 1,
+// IN_PROGRESS 2, COMPLETED 3.
+struct GpuFabricInfo {
+    unsigned char cluster_uuid[16];
+    int status;
+    unsigned clique_id;
+    unsigned char state;
+};
+struct GpuFabricInfoV2 {
+    unsigned version;
+    unsigned char cluster_uuid[16];
+    int status;
+    unsigned clique_id;
+    unsigned char state;
+    unsigned health_mask;
+};
+static_assert(sizeof(GpuFabricInfo) == 28 && sizeof(GpuFabricInfoV2) == 36, "NVML's fabric info layouts");
+inline constexpr unsigned gpu_fabric_info_v2 = sizeof(GpuFabricInfoV2) | (2u << 24);
+using DeviceGetGpuFabricInfoFn = Return (*)(Device, GpuFabricInfo*);      // nvmlDeviceGetGpuFabricInfo
+using DeviceGetGpuFabricInfoVFn = Return (*)(Device, GpuFabricInfoV2*);   // nvmlDeviceGetGpuFabricInfoV
+
 // nvmlGpuP2PCapsIndex_t and nvmlGpuP2PStatus_t.
 inline constexpr int p2p_caps_read = 0;
 inline constexpr int p2p_caps_write = 1;

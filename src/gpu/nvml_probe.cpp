@@ -5,6 +5,10 @@
 #include <utility>
 #include <vector>
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "core/gpu_worker_name.h"
@@ -281,24 +285,65 @@ void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, NvmlR
         report.problem = true;
         return;
     }
+    // Each GPU on a thread of its own: dozens of driver calls a GPU, which
+    // NVML answers for several GPUs at once.
     std::vector<nvml::Device> devices(count, nullptr);  // nullptr for a GPU that could not be read
+    std::vector<NvmlGpu> entries(count);
+    std::vector<std::vector<std::string>> notes(count);
+    std::vector<std::optional<DriverFault>> failures(count);
+    std::vector<std::thread> readers;
+    for (unsigned index = 0; index < count; ++index)
+        readers.emplace_back([&, index] {
+            entries[index].gpu.nvml_index = static_cast<int>(index);
+            failures[index] = read_gpu(nvml, index, entries[index], notes[index], devices[index]);
+        });
+    for (auto& reader : readers) reader.join();
     for (unsigned index = 0; index < count; ++index) {
-        NvmlGpu entry;
-        entry.gpu.nvml_index = static_cast<int>(index);
-        if (auto failure = read_gpu(nvml, index, entry, report.notes, devices[index])) {
-            entry.readable = false;
+        report.notes.insert(report.notes.end(), notes[index].begin(), notes[index].end());
+        if (failures[index]) {
+            entries[index].readable = false;
             devices[index] = nullptr;
-            report.faults.push_back(std::move(*failure));
+            report.faults.push_back(std::move(*failures[index]));
             report.problem = true;
         }
-        report.gpus.push_back(std::move(entry));
+        report.gpus.push_back(std::move(entries[index]));
     }
     read_nvml_topology(library, devices, report);
 }
 
 }  // namespace
 
+namespace {
+
+struct PendingShutdowns {
+    std::mutex mutex;
+    std::condition_variable ended;
+    int count = 0;
+};
+
+PendingShutdowns& pending_shutdowns() {
+    static PendingShutdowns pending;
+    return pending;
+}
+
+void shutdown_in_background(nvml::ShutdownFn shutdown) {
+    {
+        std::lock_guard lock(pending_shutdowns().mutex);
+        ++pending_shutdowns().count;
+    }
+    std::thread([shutdown] {
+        shutdown();
+        std::lock_guard lock(pending_shutdowns().mutex);
+        --pending_shutdowns().count;
+        pending_shutdowns().ended.notify_all();
+    }).detach();
+}
+
+}  // namespace
+
 NvmlReport probe_nvml(const std::string& library_name) {
+    // An earlier probe's shutdown ends first: init and shutdown never overlap.
+    wait_for_nvml_shutdown(std::chrono::seconds(5));
     NvmlReport report;
     report.answered = true;
     SharedLibrary library(library_name);
@@ -326,8 +371,17 @@ NvmlReport probe_nvml(const std::string& library_name) {
     }
     report.initialised = true;
     read_machine(nvml, library, report);
-    nvml.shutdown();
+    // NVML stays loaded for the process (an unload leaks a descriptor of the
+    // driver's each time, which --repeat would pile up), and its shutdown, a
+    // few milliseconds, goes on beside the rest of the run.
+    library.keep_loaded();
+    shutdown_in_background(nvml.shutdown);
     return report;
+}
+
+void wait_for_nvml_shutdown(std::chrono::milliseconds limit) {
+    std::unique_lock lock(pending_shutdowns().mutex);
+    pending_shutdowns().ended.wait_for(lock, limit, [] { return pending_shutdowns().count == 0; });
 }
 
 std::vector<DriverFault> nvml_driver_faults(const NvmlReport& report) {

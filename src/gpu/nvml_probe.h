@@ -3,6 +3,8 @@
 // whatever CUDA_VISIBLE_DEVICES says.
 #pragma once
 
+#include <chrono>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,7 +38,12 @@ struct NvmlReport {
 // Never throws: every failure is a note in the report.  Health signals are
 // read with optional functions: one the driver lacks, or that answers
 // NVML_ERROR_NOT_SUPPORTED, leaves its signal empty.
+// NVML is shut down after the report is read, on a thread of its own.
 NvmlReport probe_nvml(const std::string& library);
+
+// Waits, at most `limit`, until every NVML shutdown probe_nvml started has
+// ended: before the process exits or hands off to the workload.
+void wait_for_nvml_shutdown(std::chrono::milliseconds limit);
 
 // The report's faults, with a hang for a probe that never answered.
 std::vector<DriverFault> nvml_driver_faults(const NvmlReport& report);

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 #include <tuple>
+
+#include <fmt/format.h>
 
 namespace provision {
 
@@ -20,9 +23,13 @@ struct TopologyFunctions {
     nvml::DeviceGetPcieLinkFn current_width = nullptr;
     nvml::DeviceGetPcieLinkFn max_generation = nullptr;
     nvml::DeviceGetPcieLinkFn max_width = nullptr;
+    nvml::DeviceGetGpuFabricInfoVFn fabric_v = nullptr;
+    nvml::DeviceGetGpuFabricInfoFn fabric = nullptr;
 
     void load(const SharedLibrary& library) {
         library.resolve({
+            Symbol::optional(fabric_v, "nvmlDeviceGetGpuFabricInfoV"),
+            Symbol::optional(fabric, "nvmlDeviceGetGpuFabricInfo"),
             Symbol::optional(pci_info, "nvmlDeviceGetPciInfo_v3"),
             Symbol::optional(p2p_status, "nvmlDeviceGetP2PStatus"),
             Symbol::optional(common_ancestor, "nvmlDeviceGetTopologyCommonAncestor"),
@@ -104,6 +111,31 @@ GpuLinks read_nvlinks(const TopologyFunctions& nvml, nvml::Device device, Gpu& g
     return links;
 }
 
+std::optional<GpuFabric> read_fabric(const TopologyFunctions& nvml, nvml::Device device) {
+    unsigned char state = 0;
+    int status = 0;
+    if (nvml::GpuFabricInfoV2 info{}; nvml.fabric_v) {
+        info.version = nvml::gpu_fabric_info_v2;
+        if (nvml.fabric_v(device, &info) != nvml::SUCCESS) return std::nullopt;
+        state = info.state;
+        status = info.status;
+    } else if (nvml::GpuFabricInfo old{}; nvml.fabric) {
+        if (nvml.fabric(device, &old) != nvml::SUCCESS) return std::nullopt;
+        state = old.state;
+        status = old.status;
+    } else {
+        return std::nullopt;
+    }
+    if (state > 3) return std::nullopt;
+    return GpuFabric{static_cast<FabricState>(state), status};
+}
+
+std::string bus_id_of(const TopologyFunctions& nvml, nvml::Device device) {
+    nvml::PciInfo info{};
+    if (!nvml.pci_info || nvml.pci_info(device, &info) != nvml::SUCCESS) return {};
+    return fmt::format("{:04x}:{:02x}:{:02x}.0", info.domain & 0xFFFF, info.bus & 0xFF, info.device & 0x1F);
+}
+
 PeerAccess peer_access_of(int status) {
     if (status < nvml::P2P_STATUS_OK || status > nvml::P2P_STATUS_UNKNOWN) return PeerAccess::unknown;
     return static_cast<PeerAccess>(status);  // PeerAccess follows nvmlGpuP2PStatus_t's order
@@ -167,11 +199,18 @@ void read_nvml_topology(const SharedLibrary& library, const std::vector<nvml::De
     // NVLinks matter only between GPUs: a host of one GPU skips their 36 calls.
     const bool peers = std::count_if(devices.begin(), devices.end(), [](nvml::Device d) { return d != nullptr; }) > 1;
     std::vector<GpuLinks> links(devices.size());
+    std::vector<std::thread> readers;  // a GPU's links on a thread of its own, as its health
     for (std::size_t i = 0; i < devices.size() && i < report.gpus.size(); ++i) {
         if (!devices[i]) continue;
-        if (peers) links[i] = read_nvlinks(nvml, devices[i], report.gpus[i].gpu);
-        report.gpus[i].gpu.pcie = read_pcie(nvml, devices[i]);
+        readers.emplace_back([&, i] {
+            Gpu& gpu = report.gpus[i].gpu;
+            if (peers) links[i] = read_nvlinks(nvml, devices[i], gpu);
+            gpu.pcie = read_pcie(nvml, devices[i]);
+            gpu.pci_bus_id = bus_id_of(nvml, devices[i]);
+            gpu.fabric = read_fabric(nvml, devices[i]);
+        });
     }
+    for (auto& reader : readers) reader.join();
     for (std::size_t a = 0; a < devices.size(); ++a)
         for (std::size_t b = a + 1; b < devices.size(); ++b) {
             if (!devices[a] || !devices[b]) continue;

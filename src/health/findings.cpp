@@ -12,7 +12,8 @@ std::string count_of(std::uint64_t count, const char* one, const char* many) {
 }
 
 // One finding per GPU signal that fired, in recipe/health_signals.h's order.
-void gpu_findings(const Gpu& gpu, const HealthPolicy& policy, std::vector<Finding>& out) {
+void gpu_findings(const Gpu& gpu, const std::string& driver_version, const HealthPolicy& policy,
+                  std::vector<Finding>& out) {
     const GpuHealth& health = gpu.health;
     const std::string who = fmt::format("GPU {} ({})", gpu.index, gpu.name);
     auto add = [&](const char* signal, std::string words) {
@@ -69,6 +70,17 @@ void gpu_findings(const Gpu& gpu, const HealthPolicy& policy, std::vector<Findin
             fmt::format("{} is in MIG mode: the workload gets a slice of the GPU (a MIG instance), not the whole "
                         "GPU",
                         who));
+    if (gpu.fabric && (gpu.fabric->state == FabricState::not_started || gpu.fabric->state == FabricState::in_progress ||
+                       (gpu.fabric->state == FabricState::completed && gpu.fabric->status != 0)))
+        add("fabric_not_ready",
+            fmt::format("{} cannot run CUDA: its NVSwitch fabric is {} (cuInit answers error 802, 'system not yet "
+                        "initialized', until the host's fabric manager has set the fabric up); start the "
+                        "nvidia-fabricmanager service on the host, of the same version as the driver{}",
+                        who,
+                        gpu.fabric->state == FabricState::completed
+                            ? fmt::format("set up with an error (NVML status {})", gpu.fabric->status)
+                            : std::string(to_string(gpu.fabric->state)),
+                        driver_version.empty() ? std::string() : " (" + driver_version + ")"));
 }
 
 int visible_index(const Inventory& inventory, int nvml_index) {
@@ -94,7 +106,7 @@ std::vector<Finding> evaluate_health(const Inventory& inventory, const HealthPol
         findings.push_back({-1, -1, "cuda_problem", policy.level("cuda_problem"),
                             "the CUDA driver (libcuda) failed: CUDA programs in this container may not see every "
                             "GPU (the notes say why)"});
-    for (const Gpu& gpu : inventory.gpus) gpu_findings(gpu, policy, findings);
+    for (const Gpu& gpu : inventory.gpus) gpu_findings(gpu, inventory.driver.version, policy, findings);
     return findings;
 }
 

@@ -85,7 +85,27 @@ std::string measured_words(const LinkReport& link) {
     const PeerCopyResult& check = *link.check;
     std::string text = fmt::format("{}: {}", pair_words(link), to_string(check.status));
     if (!check.detail.empty()) text += fmt::format(" ({})", check.detail);
+    if (check.failed_path)
+        text += fmt::format(" through {}, after {} failed ({})", to_string(check.path), to_string(*check.failed_path),
+                            check.failed_path_detail);
     return text;
+}
+
+// A translating IOMMU of either GPU: with PCIe ACS on, peer traffic is sent
+// up to the root complex, where it can be dropped.
+std::string iommu_words(const LinkReport& link, const Inventory& inventory, const HostFacts& host) {
+    std::vector<std::string> translating;
+    for (const int index : {link.pair.first, link.pair.second}) {
+        const Gpu& gpu = inventory.gpus[static_cast<std::size_t>(index)];
+        const auto it = host.iommu_types.find(gpu.pci_bus_id);
+        if (it != host.iommu_types.end() && translates_dma(it->second))
+            translating.push_back(fmt::format("GPU {} ({}, IOMMU group type {})", index, gpu.pci_bus_id, it->second));
+    }
+    if (translating.empty()) return {};
+    return fmt::format("; likely cause: a translating IOMMU on {}: with PCIe ACS on, peer traffic goes up to the "
+                       "root complex and can be lost; boot the host with the IOMMU in passthrough (iommu=pt) or "
+                       "turn ACS off on the GPUs' PCIe switches",
+                       fmt::join(translating, ", "));
 }
 
 std::string slow_words(const LinkReport& link, double share) {
@@ -95,7 +115,7 @@ std::string slow_words(const LinkReport& link, double share) {
 }
 
 void add_findings(const std::vector<LinkReport>& links, const Inventory& inventory, const CopyChecks& checks,
-                  const RecipeSet& recipes, std::vector<Finding>& findings) {
+                  const RecipeSet& recipes, const HostFacts& host, std::vector<Finding>& findings) {
     std::vector<std::string> unavailable, measured, slow, known;
     const LinkReport* first_known = nullptr;
     for (const LinkReport& link : links) {
@@ -105,7 +125,7 @@ void add_findings(const std::vector<LinkReport>& links, const Inventory& invento
                                                   link.pair.p2p == PeerAccess::ok ? std::string_view("CUDA refuses")
                                                                                   : to_string(link.pair.p2p)));
                 break;
-            case LinkState::broken: measured.push_back(measured_words(link)); break;
+            case LinkState::broken: measured.push_back(measured_words(link) + iommu_words(link, inventory, host)); break;
             case LinkState::slow: slow.push_back(slow_words(link, recipes.pod.p2p_slow_below)); break;
             case LinkState::known_broken:
                 known.push_back(pair_words(link));
@@ -165,11 +185,12 @@ const KnownBrokenPeerAccess* known_broken_rule(const GpuPair& pair, const Invent
     return nullptr;
 }
 
-LinkJudgement judge_links(const Inventory& inventory, const CopyChecks& checks, const RecipeSet& recipes) {
+LinkJudgement judge_links(const Inventory& inventory, const CopyChecks& checks, const RecipeSet& recipes,
+                          const HostFacts& host) {
     LinkJudgement judgement;
     for (const GpuPair& pair : inventory.pairs)
         judgement.links.push_back(judge_pair(pair, inventory, checks, recipes.pod));
-    add_findings(judgement.links, inventory, checks, recipes, judgement.findings);
+    add_findings(judgement.links, inventory, checks, recipes, host, judgement.findings);
     return judgement;
 }
 

@@ -5,7 +5,8 @@
 //   p2p_unavailable  NVML (or CUDA, cuDeviceCanAccessPeer in the check) says no peer access:
 //                    NCCL moves the pair's data through host memory
 //   p2p_broken       peer access claimed, but a copy hung, failed or
-//                    delivered wrong bytes; or, unmeasured, a known-broken
+//                    delivered wrong bytes (a GPU's translating IOMMU named
+//                    as the likely cause); or, unmeasured, a known-broken
 //                    GPU and driver
 //   p2p_slow         copies passed, but one way ran under the recipes'
 //                    share of what the path gives
@@ -19,6 +20,7 @@
 #include "gpu/inventory.h"
 #include "health/findings.h"
 #include "gpu/copy_check.h"
+#include "pod/host_facts.h"
 #include "pod/link_figures.h"
 #include "recipe/recipe.h"
 
@@ -54,7 +56,10 @@ struct LinkJudgement {
     std::vector<Finding> findings;  // one per signal that fired, naming its pairs
 };
 
-LinkJudgement judge_links(const Inventory& inventory, const CopyChecks& checks, const RecipeSet& recipes);
+// `host`: where it names a GPU's IOMMU as translating, a broken pair's
+// finding names it as the likely cause.
+LinkJudgement judge_links(const Inventory& inventory, const CopyChecks& checks, const RecipeSet& recipes,
+                          const HostFacts& host = {});
 
 // The recipes' rule that marks the pair's peer access as broken, or nullptr.
 const KnownBrokenPeerAccess* known_broken_rule(const GpuPair& pair, const Inventory& inventory,

@@ -13,10 +13,10 @@ void append(std::vector<Finding>& into, std::vector<Finding> more) {
 }  // namespace
 
 PodReport judge_pod(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
-                    const CopyChecks& checks, const ContainerLimits& container,
-                    const std::map<std::string, std::string>& environment) {
+                    const CopyChecks& checks, const ContainerLimits& container, const HostFacts& host,
+                    const NcclFacts& nccl, const std::map<std::string, std::string>& environment) {
     PodReport pod;
-    LinkJudgement links = judge_links(inventory, checks, recipes);
+    LinkJudgement links = judge_links(inventory, checks, recipes, host);
     pod.links = std::move(links.links);
     pod.findings = std::move(links.findings);
     append(pod.findings, judge_nvlinks(inventory, recipes.policy));
@@ -25,16 +25,29 @@ PodReport judge_pod(const Inventory& inventory, const RecipeSet& recipes, const 
     pod.container = container;
     append(pod.findings, judge_container(container, recipes.pod, recipes.policy));
     if (checks.run == CopyCheckRun::ran) pod.host_copies = checks.hosts;
+    pod.host = host;
+    pod.nccl = nccl;
+    pod.host_memory = checks.host_memory;
+    pod.nccl_judgement = judge_nccl(nccl.library, nccl.paths, inventory, checks, host, recipes.policy, environment);
+    append(pod.findings, pod.nccl_judgement.findings);
     pod.peer_access =
         plan_peer_access_settings(pod.links, {&recipes.pod.p2p_settings, &workload.p2p_settings}, environment);
     return pod;
 }
 
 PodReport assess_pod(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
-                     const CopyChecks& checks, const std::map<std::string, std::string>& environment) {
-    return judge_pod(inventory, recipes, workload, checks, read_container_limits(), environment);
+                     const CopyChecks& checks, const NcclFacts& nccl,
+                     const std::map<std::string, std::string>& environment, const std::string& sysfs) {
+    std::vector<std::string> bus_ids;
+    for (const Gpu& gpu : inventory.gpus) bus_ids.push_back(gpu.pci_bus_id);
+    return judge_pod(inventory, recipes, workload, checks, read_container_limits(),
+                     read_host_facts(bus_ids, {sysfs, "/proc/self/status"}), nccl, environment);
 }
 
-void add_pod_settings(const PodReport& pod, EnvSettings& env) { apply_peer_access_plan(pod.peer_access, env); }
+void add_pod_settings(const PodReport& pod, EnvSettings& env) {
+    apply_peer_access_plan(pod.peer_access, env);
+    for (const auto& [name, value] : pod.nccl_judgement.write) env.set(name, value);
+    for (const KeptVariable& kept : pod.nccl_judgement.kept) env.keep(kept);
+}
 
 }  // namespace provision

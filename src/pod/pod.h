@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,28 +17,44 @@
 #include "health/findings.h"
 #include "pod/container_limits.h"
 #include "gpu/copy_check.h"
+#include "nccl/nccl_library.h"
+#include "nccl/nccl_paths.h"
+#include "pod/host_facts.h"
 #include "pod/link_judgement.h"
+#include "pod/nccl_judgement.h"
 #include "pod/peer_access_settings.h"
 #include "recipe/recipe.h"
 
 namespace provision {
 
+// The workload's NCCL and the paths it takes (nccl/).
+struct NcclFacts {
+    std::optional<NcclLibrary> library;  // absent where no NCCL is installed for the workload
+    NcclPaths paths;
+};
+
 struct PodReport {
     std::vector<LinkReport> links;              // one per pair of visible GPUs, in CUDA's order
     std::vector<HostCopyResult> host_copies;    // per GPU, where the copies ran
+    std::vector<HostMemoryResult> host_memory;  // per GPU, where NCCL's cuMem host memory was checked
     ContainerLimits container;
+    HostFacts host;
+    NcclFacts nccl;
     PeerAccessPlan peer_access;                 // what NCCL and the launcher are told
-    std::vector<Finding> findings;              // in the order: links, NVLinks, models, PCIe, container
+    NcclJudgement nccl_judgement;               // NCCL's own settings (NCCL_CUMEM_ENABLE, ...)
+    std::vector<Finding> findings;              // in the order: links, NVLinks, models, PCIe, container, NCCL
 };
 
 // Pure: everything comes in as values.
 PodReport judge_pod(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
-                    const CopyChecks& checks, const ContainerLimits& container,
-                    const std::map<std::string, std::string>& environment);
+                    const CopyChecks& checks, const ContainerLimits& container, const HostFacts& host,
+                    const NcclFacts& nccl, const std::map<std::string, std::string>& environment);
 
-// judge_pod with the container's limits read from this process's system.
+// judge_pod with the container's limits and the host's facts read from this
+// process's system (`sysfs`: where /sys is).
 PodReport assess_pod(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
-                     const CopyChecks& checks, const std::map<std::string, std::string>& environment);
+                     const CopyChecks& checks, const NcclFacts& nccl,
+                     const std::map<std::string, std::string>& environment, const std::string& sysfs = "/sys");
 
 // Writes the pod's settings into the workload's (the user's values stay).
 void add_pod_settings(const PodReport& pod, EnvSettings& env);

@@ -14,7 +14,7 @@ namespace provision::health {
 inline const std::vector<std::string>& gpu_signals() {
     static const std::vector<std::string> names = {
         "uncorrected_ecc", "retired_pages_pending", "row_remap_pending", "row_remap_failure", "thermal_slowdown",
-        "power_brake_slowdown", "hw_slowdown", "memory_in_use", "mig_mode"};
+        "power_brake_slowdown", "hw_slowdown", "memory_in_use", "mig_mode", "fabric_not_ready"};
     return names;
 }
 
@@ -42,8 +42,9 @@ inline const std::vector<std::string>& package_signals() {
 // PCIe links, and the container's limits.
 inline const std::vector<std::string>& pod_signals() {
     static const std::vector<std::string> names = {
-        "p2p_unavailable", "p2p_broken",    "p2p_slow",      "nvlink_inactive",
-        "mixed_gpus",      "pcie_degraded", "shm_too_small", "memlock_limited"};
+        "p2p_unavailable", "p2p_broken",    "p2p_slow",          "nvlink_inactive",   "mixed_gpus",
+        "pcie_degraded",   "shm_too_small", "memlock_limited",   "cumem_p2p_failed",  "cumem_host_failed",
+        "nccl_driver_too_old"};
     return names;
 }
 

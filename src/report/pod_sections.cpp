@@ -61,6 +61,53 @@ void add_gpu_links(toml::table& entry, const Gpu& gpu, const PodReport& pod) {
     entry.insert_or_assign("pcie", std::move(pcie));
 }
 
+void add_gpu_fabric_and_memory(toml::table& entry, const Gpu& gpu, const PodReport& pod) {
+    if (gpu.fabric)
+        entry.insert_or_assign("fabric", toml::table{{"state", std::string(to_string(gpu.fabric->state))},
+                                                     {"status", static_cast<std::int64_t>(gpu.fabric->status)}});
+    for (const HostMemoryResult& memory : pod.host_memory) {
+        if (memory.gpu != gpu.index) continue;
+        toml::table table{{"status", std::string(memory.ok ? "passed" : "failed")},
+                          {"numa_node", static_cast<std::int64_t>(memory.numa_node)}};
+        if (!memory.detail.empty()) table.insert_or_assign("detail", memory.detail);
+        entry.insert_or_assign("nccl_host_memory", std::move(table));
+    }
+}
+
+std::optional<toml::table> nccl_table(const PodReport& pod) {
+    const auto& library = pod.nccl.library;
+    if (!library) return std::nullopt;
+    toml::table table{{"version", library->version},
+                      {"path", library->path},
+                      {"source", std::string(to_string(library->source))},
+                      {"peer_path", std::string(to_string(pod.nccl.paths.peer))},
+                      {"host_memory", std::string(pod.nccl.paths.cumem_host ? "cumem" : "shm")}};
+    if (!library->cuda.empty()) table.insert_or_assign("cuda", library->cuda);
+    return table;
+}
+
+std::string explain_nccl(const PodReport& pod) {
+    const auto& library = pod.nccl.library;
+    std::string out;
+    if (!library) {
+        out += "  NCCL: none installed for the workload\n";
+    } else {
+        out += fmt::format("  NCCL: {} ({}{}, {})\n", library->version.empty() ? std::string("version unknown") : library->version,
+                           to_string(library->source),
+                           library->cuda.empty() ? std::string() : ", built for CUDA " + library->cuda,
+                           printable(library->path, 512));
+    }
+    out += fmt::format("    peer memory: {} ({})\n", to_string(pod.nccl.paths.peer), pod.nccl.paths.peer_why);
+    out += fmt::format("    host memory: {} ({})\n", pod.nccl.paths.cumem_host ? "cuMem" : "/dev/shm",
+                       pod.nccl.paths.host_why);
+    for (const HostMemoryResult& memory : pod.host_memory)
+        out += fmt::format("    GPU {}: cuMem host memory at NUMA node {} {}{}\n", memory.gpu, memory.numa_node,
+                           memory.ok ? "works" : "FAILS", memory.detail.empty() ? std::string() : ": " + memory.detail);
+    if (!pod.host.numa_nodes_without_cpus.empty())
+        out += fmt::format("    NUMA nodes with memory and no CPUs: {}\n", fmt::join(pod.host.numa_nodes_without_cpus, ", "));
+    return out;
+}
+
 toml::array links_array(const PodReport& pod) {
     toml::array links;
     for (const LinkReport& link : pod.links) {
@@ -79,6 +126,11 @@ toml::array links_array(const PodReport& pod) {
                 check.insert_or_assign("gb_per_s", std::move(rates));
             }
             if (!link.check->detail.empty()) check.insert_or_assign("detail", link.check->detail);
+            if (link.check->status != PeerCopyStatus::skipped || link.check->cuda_peer_access)
+                check.insert_or_assign("path", std::string(to_string(link.check->path)));
+            if (link.check->failed_path)
+                check.insert_or_assign("failed_path", toml::table{{"path", std::string(to_string(*link.check->failed_path))},
+                                                                  {"detail", link.check->failed_path_detail}});
             entry.insert_or_assign("check", std::move(check));
         }
         if (link.expected) {
@@ -105,6 +157,12 @@ toml::table container_table(const ContainerLimits& limits) {
     for (const auto& device : limits.rdma_devices) devices.push_back(device);
     table.insert_or_assign("rdma_devices", std::move(devices));
     return table;
+}
+
+void add_host_facts(toml::table& container, const HostFacts& host) {
+    toml::array nodes;
+    for (const int node : host.numa_nodes_without_cpus) nodes.push_back(node);
+    container.insert_or_assign("numa_nodes_without_cpus", std::move(nodes));
 }
 
 std::string peer_access_line(const PodReport& pod) { return pod.peer_access.why; }
@@ -154,6 +212,7 @@ std::string explain_pod(const Inventory& inventory, const PodReport& pod) {
                 out += fmt::format("    GPU {} - GPU {}: {} ({})\n", link.pair.first, link.pair.second,
                                    to_string(link.check->status), printable(link.check->detail, 256));
     }
+    out += explain_nccl(pod);
     const ContainerLimits& limits = pod.container;
     out += fmt::format("  Container: /dev/shm {}; RDMA devices: {}{}\n",
                        limits.shm_unlimited ? std::string("without a size limit")

@@ -3,6 +3,7 @@
 // and their lines in the summary and the --explain matrix.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <toml++/toml.h>
@@ -19,12 +20,21 @@ void put_json_null(toml::table& table, const std::string& key);
 // Adds "nvlinks" and "pcie" to one entry of "gpus", where known.
 void add_gpu_links(toml::table& entry, const Gpu& gpu, const PodReport& pod);
 
+// Adds "fabric" (NVML's NVSwitch fabric state) and "nccl_host_memory" (the
+// cuMem host memory check) to one entry of "gpus", where known.
+void add_gpu_fabric_and_memory(toml::table& entry, const Gpu& gpu, const PodReport& pod);
+
+// "nccl": the workload's NCCL and the paths it takes; none without NCCL.
+std::optional<toml::table> nccl_table(const PodReport& pod);
+
 // "links": one entry per pair of visible GPUs, in CUDA's order.
 toml::array links_array(const PodReport& pod);
 
 // "container": shm_bytes (null: no /dev/shm), memlock_bytes (null:
 // unlimited; only where RDMA devices exist), rdma_devices.
 toml::table container_table(const ContainerLimits& limits);
+// Adds "numa_nodes_without_cpus" to "container".
+void add_host_facts(toml::table& container, const HostFacts& host);
 
 // Summary lines: what provision tells NCCL and why (empty when nothing).
 std::string peer_access_line(const PodReport& pod);

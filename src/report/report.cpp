@@ -254,11 +254,15 @@ std::string render_json(const Report& report) {
         entry.insert_or_assign("memory_mib", static_cast<std::int64_t>(gpu.memory_mib));
         entry.insert_or_assign("health", health_table(gpu.health));
         add_gpu_links(entry, gpu, report.pod);
+        add_gpu_fabric_and_memory(entry, gpu, report.pod);
         gpus.push_back(std::move(entry));
     }
     root.insert_or_assign("gpus", std::move(gpus));
     root.insert_or_assign("links", links_array(report.pod));
-    root.insert_or_assign("container", container_table(report.pod.container));
+    toml::table container = container_table(report.pod.container);
+    add_host_facts(container, report.pod.host);
+    root.insert_or_assign("container", std::move(container));
+    if (auto nccl = nccl_table(report.pod)) root.insert_or_assign("nccl", std::move(*nccl));
     root.insert_or_assign("simulated", report.inventory.simulated());
     root.insert_or_assign("workload", report.workload);
     root.insert_or_assign("python", python_table(report.python));
@@ -316,6 +320,19 @@ std::string render_json(const Report& report) {
     root.insert_or_assign("verdict", std::string(to_string(report.verdict)));
     toml::table timings;
     for (const auto& [phase, ms] : report.timings.phases()) put_number(timings, std::string(to_string(phase)), ms);
+    if (!report.timings.gpus().empty()) {
+        toml::array gpus;
+        for (const GpuTiming& gpu : report.timings.gpus()) {
+            toml::table entry;
+            entry.insert_or_assign("gpu", gpu.gpu);
+            put_number(entry, "started", gpu.started);
+            if (gpu.running) put_number(entry, "running", *gpu.running);
+            if (gpu.ready) put_number(entry, "ready", *gpu.ready);
+            if (gpu.done) put_number(entry, "done", *gpu.done);
+            gpus.push_back(std::move(entry));
+        }
+        timings.insert_or_assign("gpus", std::move(gpus));
+    }
     root.insert_or_assign("timings", std::move(timings));
 
     make_strings_valid(root);
@@ -401,6 +418,13 @@ std::string render_summary(const Report& report, bool explain) {
         for (const auto& [phase, ms] : report.timings.phases())
             phases += fmt::format("{}{} {:.1f}", phases.empty() ? "" : ", ", to_string(phase), ms);
         out += fmt::format("  Timings (ms since start): {}\n", phases.empty() ? "none" : phases);
+        if (const GpuTiming* slowest = report.timings.slowest_gpu())
+            out += fmt::format("  Slowest GPU: GPU {} (its worker started {:.1f}{}, ready {:.1f}{}; {} GPU worker{})\n",
+                               slowest->gpu, slowest->started,
+                               slowest->running ? fmt::format(", running {:.1f}", *slowest->running) : std::string(),
+                               *slowest->ready,
+                               slowest->done ? fmt::format(", done {:.1f}", *slowest->done) : std::string(),
+                               report.timings.gpus().size(), report.timings.gpus().size() == 1 ? "" : "s");
         out += "  Env settings:\n";
         for (const auto& [name, value] : report.env.entries())
             out += fmt::format("    {}={}{}\n", name, printable(value, kLongest),

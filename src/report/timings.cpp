@@ -31,4 +31,22 @@ void PhaseClock::mark_at(Phase phase, std::chrono::steady_clock::time_point at) 
                      [](const PhaseTiming& a, const PhaseTiming& b) { return a.phase < b.phase; });
 }
 
+void PhaseClock::mark_gpu(int gpu, TimePoint started, std::optional<TimePoint> running,
+                          std::optional<TimePoint> ready, std::optional<TimePoint> done) {
+    std::erase_if(gpus_, [gpu](const GpuTiming& timing) { return timing.gpu == gpu; });
+    GpuTiming timing{gpu, ms_since_start(started), {}, {}, {}};
+    if (running) timing.running = ms_since_start(*running);
+    if (ready) timing.ready = ms_since_start(*ready);
+    if (done) timing.done = ms_since_start(*done);
+    gpus_.push_back(timing);
+    std::stable_sort(gpus_.begin(), gpus_.end(), [](const GpuTiming& a, const GpuTiming& b) { return a.gpu < b.gpu; });
+}
+
+const GpuTiming* PhaseClock::slowest_gpu() const {
+    const GpuTiming* slowest = nullptr;
+    for (const GpuTiming& timing : gpus_)
+        if (timing.ready && (!slowest || *timing.ready > *slowest->ready)) slowest = &timing;
+    return slowest;
+}
+
 }  // namespace provision

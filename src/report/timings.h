@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +22,18 @@ struct PhaseTiming {
     double ms;  // since the process started
 };
 
+// One GPU worker's life, in ms since the process started: when it was
+// started, when its program was running, when it had opened its GPU, when
+// it said it was done.  A moment
+// it never reached is absent.
+struct GpuTiming {
+    int gpu = 0;  // as the workload sees it
+    double started = 0;
+    std::optional<double> running;  // its program loaded (the exec's cost is running - started)
+    std::optional<double> ready;
+    std::optional<double> done;
+};
+
 // Records phase ends; a phase that did not happen is never marked, so it is
 // absent from the report.
 class PhaseClock {
@@ -29,8 +42,16 @@ public:
     void mark_at(Phase phase, std::chrono::steady_clock::time_point at);
     const std::vector<PhaseTiming>& phases() const { return timings_; }
 
+    using TimePoint = std::chrono::steady_clock::time_point;
+    void mark_gpu(int gpu, TimePoint started, std::optional<TimePoint> running, std::optional<TimePoint> ready,
+                  std::optional<TimePoint> done);
+    const std::vector<GpuTiming>& gpus() const { return gpus_; }
+    // The GPU whose worker was ready last (the one a slow start waited for).
+    const GpuTiming* slowest_gpu() const;
+
 private:
     std::vector<PhaseTiming> timings_;
+    std::vector<GpuTiming> gpus_;  // in the order of the GPUs
 };
 
 }  // namespace provision

@@ -1,20 +1,24 @@
 // The worker process: opens one GPU and runs the checks its parent sends.
 // The GPU is opened (its CUDA context created, the slowest step) at once,
 // while the checks' host halves — random inputs and fp64 references — are
-// prepared on other threads as soon as the names arrive.
+// prepared on other threads as soon as the names arrive; the link commands
+// are prepared beside the kernels and finished after them (worker_links.h).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <csignal>
 #include <future>
 #include <iostream>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/gpu_worker_name.h"
-#include "gpu/pcie_sysfs.h"
+#include "core/process_clock.h"
 #include "link_checks.h"
 #include "validate/fault_injection.h"
 #include "validate/simulated_device.h"
+#include "validate/worker_links.h"
 #include "validate/worker_outcome.h"
 #include "validate/worker_protocol.h"
 #include "validation_kernels.h"
@@ -64,85 +68,8 @@ struct WorkerSettings {
 
 void print(std::ostream& out, const std::string& line) { out << line << '\n' << std::flush; }  // survives a later kill
 
-// The fault planted in a link command: a pull's pair's own ("link.0-1"),
-// else all pulls' ("link"); the host link's ("host-link").  Exports have none.
-std::string link_fault(const std::string& spec, const LinkCommand& command, int own_gpu) {
-    if (command.kind == LinkCommand::Kind::host_link) return fault_for_check(spec, "host-link");
-    if (command.kind == LinkCommand::Kind::export_buffer) return {};
-    const int a = std::min(command.gpu, own_gpu), b = std::max(command.gpu, own_gpu);
-    if (auto fault = fault_for_check(spec, "link." + std::to_string(a) + "-" + std::to_string(b)); !fault.empty())
-        return fault;
-    return fault_for_check(spec, "link");
-}
-
-// A link command on the real GPU, through the kernels.
-std::string run_link_command(const LinkCommand& command, int device, const std::string& bus_id,
-                             const std::string& fault) {
-    switch (command.kind) {
-        case LinkCommand::Kind::host_link: {
-            const auto measure = kernels::measure_host_link(device, command.bytes, command.repeats);
-            HostLinkLine line{measure.ok, measure.h2d_gb_per_s, measure.d2h_gb_per_s, {}, measure.detail};
-            if (measure.ok) line.link = read_pcie_link(bus_id);  // while the link is still busy
-            return format_host_link_line(line);
-        }
-        case LinkCommand::Kind::export_buffer: {
-            const auto exported = kernels::export_peer_buffer(device, command.gpu, command.bytes);
-            return format_exported_line({exported.ok, exported.handle, exported.detail});
-        }
-        case LinkCommand::Kind::pull: {
-            const auto pull =
-                kernels::pull_peer_buffer(device, command.handle, command.gpu, command.bytes, command.repeats, fault);
-            PulledLine line;
-            line.from = command.gpu;
-            line.gb_per_s = pull.gb_per_s;
-            line.detail = pull.detail;
-            switch (pull.status) {
-                case kernels::PeerPullStatus::passed: line.status = PeerCopyStatus::passed; break;
-                case kernels::PeerPullStatus::wrong_bytes: line.status = PeerCopyStatus::wrong_bytes; break;
-                case kernels::PeerPullStatus::no_peer_access:
-                    line.status = PeerCopyStatus::skipped;
-                    line.no_peer_access = true;
-                    break;
-                case kernels::PeerPullStatus::error: line.status = PeerCopyStatus::error; break;
-            }
-            return format_pulled_line(line);
-        }
-    }
-    return {};
-}
-
-// The same, acted out (test builds): every link passes at a fixed rate far
-// above any real path, unless a fault says otherwise.
-std::string simulate_link_command(const LinkCommand& command, const std::string& fault) {
-    if (fault == "hang")
-        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // the parent's limit ends it
-    switch (command.kind) {
-        case LinkCommand::Kind::host_link: {
-            const double rate = fault == "slow" ? 0.5 : 100.0;
-            return format_host_link_line({fault != "error", rate, rate, {}, "simulated"});
-        }
-        case LinkCommand::Kind::export_buffer:
-            return format_exported_line({true, "simulated-" + std::to_string(command.gpu), "simulated"});
-        case LinkCommand::Kind::pull: {
-            PulledLine line;
-            line.from = command.gpu;
-            line.status = fault == "wrong-bytes" ? PeerCopyStatus::wrong_bytes
-                          : fault == "error"     ? PeerCopyStatus::error
-                                                 : PeerCopyStatus::passed;
-            line.no_peer_access = fault == "no-peer-access";
-            if (line.no_peer_access) line.status = PeerCopyStatus::skipped;
-            line.gb_per_s = fault == "slow" ? 0.5 : 1000.0;
-            line.detail = fault.empty() ? "simulated" : "simulated: " + fault;
-            return format_pulled_line(line);
-        }
-    }
-    return {};
-}
-
-}  // namespace
-
-int run_check_worker(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
-    const Clock::time_point start = Clock::now();
+// The worker's command line; nullopt (the error on `err`) when it is wrong.
+std::optional<WorkerSettings> read_settings(const std::vector<std::string>& args, std::ostream& err) {
     CLI::App app{"provision's validation worker: opens one GPU and runs the checks named on stdin"};
     WorkerSettings settings;
     app.add_option("--gpu", settings.gpu, "CUDA index of the GPU")->required();
@@ -158,89 +85,155 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
         app.parse(reversed);
     } catch (const CLI::ParseError& error) {
         err << fmt::format("provision __check-worker: {}\n", error.what());
-        return 2;
+        return std::nullopt;
     }
     if (settings.source < 0) settings.source = settings.gpu;
-    kernels::CheckOptions check_options;
-    check_options.seed = settings.seed;
-    check_options.full = parse_validate_mode(settings.mode) == ValidateMode::full;
+    return settings;
+}
 
-    // The names arrive while the GPU is being opened; each check's host half
-    // starts as soon as they do.
-    std::promise<std::vector<std::future<std::unique_ptr<kernels::PreparedCheck>>>> prepared_promise;
-    auto prepared_future = prepared_promise.get_future();
-    std::vector<std::string> names;
-    std::thread reader([&] {
-        names = read_check_names(in);
-        std::vector<std::future<std::unique_ptr<kernels::PreparedCheck>>> prepared;
-        for (const std::string& name : names) {
-            kernels::CheckOptions options = check_options;
-            options.fault = fault_for_check(settings.fault, name);
-            if (settings.simulate || options.fault == "crash" || options.fault == "killed") {
-                prepared.push_back({});  // nothing to prepare
-                continue;
-            }
-            prepared.push_back(std::async(std::launch::async, [name, options] { return kernels::prepare_check(name, options); }));
+using PreparedChecks = std::vector<std::future<std::unique_ptr<kernels::PreparedCheck>>>;
+
+// Each check's host half, started on a thread of its own.
+PreparedChecks prepare_host_halves(const std::vector<std::string>& names, const WorkerSettings& settings) {
+    kernels::CheckOptions base;
+    base.seed = settings.seed;
+    base.full = parse_validate_mode(settings.mode) == ValidateMode::full;
+    PreparedChecks prepared;
+    for (const std::string& name : names) {
+        kernels::CheckOptions options = base;
+        options.fault = fault_for_check(settings.fault, name);
+        if (settings.simulate || options.fault == "crash" || options.fault == "killed") {
+            prepared.push_back({});  // nothing to prepare
+            continue;
         }
-        prepared_promise.set_value(std::move(prepared));
+        prepared.push_back(std::async(std::launch::async, [name, options] { return kernels::prepare_check(name, options); }));
+    }
+    return prepared;
+}
+
+// Lines written by the checks and the links' thread alike, whole.
+class LinePrinter {
+public:
+    explicit LinePrinter(std::ostream& out) : out_(out) {}
+    void operator()(const std::string& line) {
+        std::lock_guard lock(mutex_);
+        print(out_, line);
+    }
+
+private:
+    std::ostream& out_;
+    std::mutex mutex_;
+};
+
+// One check's device half, its outcome timed; `waited_ms` grows by how long
+// it waited for its host half once the GPU was open.
+CheckOutcome run_one_check(const std::string& name, std::future<std::unique_ptr<kernels::PreparedCheck>>& prepared,
+                           const WorkerSettings& settings, const kernels::OpenedDevice& device,
+                           const SimulatedDevice& simulated, double& waited_ms) {
+    const std::string fault = fault_for_check(settings.fault, name);
+    die_for_fault(fault);
+    const Clock::time_point begin = Clock::now();
+    kernels::CheckResult result;
+    if (!device.ok) {
+        result.name = name;
+        result.status = kernels::CheckStatus::error;
+        result.detail = fmt::format("the GPU could not be opened: {}", device.detail);
+    } else if (settings.simulate) {
+        result = simulated.run(name, fault);
+    } else {
+        auto check = prepared.get();
+        waited_ms += std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
+        result = check->run(settings.gpu);
+    }
+    CheckOutcome outcome{settings.gpu, result.name, status_of(result.status), result.max_rel_error,
+                         result.tolerance, result.ms, result.tflops, result.detail};
+    outcome.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
+    return outcome;
+}
+
+// The device halves; returns how long they waited for their host halves
+// once the GPU was open (the references' share of the critical path).  In
+// quick mode they run at once, a thread each: small kernels, uploads and
+// judgements that leave the GPU mostly idle one after another.  The full
+// mode's throughput measurements run one after another, alone on the GPU.
+double run_checks(const std::vector<std::string>& names, PreparedChecks& prepared, const WorkerSettings& settings,
+                  const kernels::OpenedDevice& device, const SimulatedDevice& simulated, LinePrinter& printer) {
+    std::vector<double> waited(names.size(), 0);
+    const bool together = parse_validate_mode(settings.mode) == ValidateMode::quick && device.ok && !settings.simulate;
+    if (!together) {
+        for (std::size_t i = 0; i < names.size(); ++i)
+            printer(format_result_line(run_one_check(names[i], prepared[i], settings, device, simulated, waited[i])));
+    } else {
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < names.size(); ++i)
+            threads.emplace_back([&, i] {
+                printer(format_result_line(run_one_check(names[i], prepared[i], settings, device, simulated, waited[i])));
+            });
+        for (auto& thread : threads) thread.join();
+    }
+    double total = 0;
+    for (const double ms : waited) total += ms;
+    return total;
+}
+
+}  // namespace
+
+int run_check_worker(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+    const Clock::time_point start = Clock::now();
+    const auto settings = read_settings(args, err);
+    if (!settings) return 2;
+
+    // The input, read on a thread of its own: the names (each check's host
+    // half starts as soon as they arrive, while the GPU is being opened),
+    // then the link commands, handed to the links' thread as they come.
+    std::promise<std::pair<std::vector<std::string>, PreparedChecks>> named;
+    auto named_future = named.get_future();
+    std::promise<WorkerLinks*> links_promise;
+    auto links_future = links_promise.get_future().share();
+    std::thread reader([&] {
+        auto names = read_check_names(in);
+        auto prepared = prepare_host_halves(names, *settings);
+        const bool any = !names.empty();
+        named.set_value({std::move(names), std::move(prepared)});
+        if (!any) return;
+        WorkerLinks* links = links_future.get();
+        for (std::string line; std::getline(in, line);) links->add(line);
+        links->end_of_input();
     });
 
     SimulatedDevice simulated;
     const kernels::OpenedDevice device =
-        settings.simulate ? simulated.open(settings.gpu) : kernels::open_device(settings.gpu);
+        settings->simulate ? simulated.open(settings->gpu) : kernels::open_device(settings->gpu);
     WorkerReady ready;
+    ready.loaded = process_start();
     ready.at = Clock::now();
     ready.open_ms = std::chrono::duration<double, std::milli>(ready.at - start).count();
     ready.uuid = device.uuid;
     if (device.ok) ready.capability = fmt::format("{}.{}", device.major, device.minor);
     ready.error = device.ok ? std::string() : device.detail;
-    print(out, format_ready_line(ready));
+    LinePrinter printer(out);
+    printer(format_ready_line(ready));
 
+    WorkerLinkSettings link_settings{settings->gpu, settings->source, device.pci_bus_id, settings->fault,
+                                     device.ok ? std::string() : device.detail, false,
+                                     settings->simulate ? &simulated : nullptr};
+    link_settings.host_link_beside_checks = parse_validate_mode(settings->mode) == ValidateMode::quick;
+    WorkerLinks links(link_settings, [&printer](const std::string& line) { printer(line); });
+    links_promise.set_value(&links);
+    auto [names, prepared] = named_future.get();
+    if (names.empty()) {
+        reader.join();
+        links.end_of_input();
+        return 0;  // not needed
+    }
+    const double waited_ms = run_checks(names, prepared, *settings, device, simulated, printer);
+    links.checks_done();
+    links.wait();  // until the parent's input ends
     reader.join();
-    auto prepared = prepared_future.get();
-    // How long the device halves waited for their host halves once the GPU
-    // was open: the references' share of the critical path.
-    double waited_ms = 0;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        const std::string fault = fault_for_check(settings.fault, names[i]);
-        die_for_fault(fault);
-        kernels::CheckResult result;
-        if (!device.ok) {
-            result.name = names[i];
-            result.status = kernels::CheckStatus::error;
-            result.detail = fmt::format("the GPU could not be opened: {}", device.detail);
-        } else if (settings.simulate) {
-            result = simulated.run(names[i], fault);
-        } else {
-            const Clock::time_point wait_start = Clock::now();
-            auto check = prepared[i].get();
-            waited_ms += std::chrono::duration<double, std::milli>(Clock::now() - wait_start).count();
-            result = check->run(settings.gpu);
-        }
-        const CheckOutcome outcome{settings.gpu, result.name, status_of(result.status), result.max_rel_error,
-                                   result.tolerance, result.ms, result.tflops, result.detail};
-        print(out, format_result_line(outcome));
-    }
-    if (names.empty()) return 0;
-    // The links, as the parent asks for them, until its input ends.
-    for (std::string line; std::getline(in, line);) {
-        const auto command = parse_link_command(line);
-        if (!command) continue;
-        const std::string fault = link_fault(settings.fault, *command, settings.source);
-        if (!device.ok) {
-            print(out, command->kind == LinkCommand::Kind::pull
-                           ? format_pulled_line({command->gpu, PeerCopyStatus::error, false, 0,
-                                                 "the GPU could not be opened: " + device.detail})
-                       : command->kind == LinkCommand::Kind::export_buffer
-                           ? format_exported_line({false, {}, "the GPU could not be opened: " + device.detail})
-                           : format_host_link_line({false, 0, 0, {}, "the GPU could not be opened: " + device.detail}));
-        } else {
-            print(out, settings.simulate ? simulate_link_command(*command, fault)
-                                         : run_link_command(*command, settings.gpu, device.pci_bus_id, fault));
-        }
-    }
+    // `done` first: the parent moves on at it, and the buffers go with the
+    // process anyway.
+    printer(format_done_line(Clock::now(), waited_ms));
     kernels::release_peer_exports();
-    print(out, format_done_line(Clock::now(), waited_ms));
     return 0;
 }
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -144,17 +145,43 @@ ValidationRun CheckWorkers::run(const std::vector<GpuChecks>& work, const LinkWo
         worker->deadline = now + (limit - (opened - worker->process->started_at()));
         std::string input = format_check_list(job.checks);
         if (links.host_links) input += format_host_link_command(links.host_bytes, links.repeats);
-        if (exporting(job.gpu)) input += format_export_command(job.gpu, links.peer_bytes);
+        if (links.host_memory) input += format_host_memory_command();
+        if (exporting(job.gpu)) input += format_export_command(job.gpu, links.peer_bytes, links.peer_path);
         worker->process->write_input(input);
         if (!exporting(job.gpu)) worker->process->close_input();  // nothing more to say: it ends after these
         started.push_back(worker);
     }
-    wait_for(started, [&](const Worker& worker) {
+    // A worker has done its own part when its checks and host measurements
+    // are in; the pairs come on top.
+    const auto checked = [&](const Worker& worker) {
         return checks_answered(worker.output, worker.checks) && (!links.host_links || worker.output.host_link) &&
-               (!exporting(worker.target.gpu) || worker.output.exported);
+               (!links.host_memory || worker.output.host_memory);
+    };
+    // The exports come right after each worker has opened its GPU, long
+    // before its checks end: the first round of pairs starts then.
+    wait_for(started, [&](const Worker& worker) {
+        return !exporting(worker.target.gpu) || worker.output.exported.count(links.peer_path);
     });
 
     ValidationRun result;
+    std::vector<GpuIndexPair> failed = copy_between_peers(pairs, links.peer_path, links, started, checked, result);
+    if (!failed.empty()) {
+        // The path NCCL takes failed for these pairs: does the one it
+        // would take with NCCL_CUMEM_ENABLE=0 work?
+        std::map<GpuIndexPair, PeerCopyResult> first_try;
+        for (const GpuIndexPair& pair : failed) first_try[pair] = failed_results_.at(pair);
+        export_on(PeerPath::legacy_ipc, failed, links);
+        copy_between_peers(failed, PeerPath::legacy_ipc, links, {}, checked, result);  // its failures are final
+        for (auto& copy : result.peer_copies) {
+            const auto it = first_try.find({copy.first, copy.second});
+            if (it == first_try.end()) continue;
+            copy.failed_path = links.peer_path;
+            copy.failed_path_detail = it->second.detail;
+        }
+    }
+    failed_results_.clear();
+    wait_for(started, checked);  // workers without pairs, or whose pairs could not start
+
     for (const GpuChecks& job : work) {
         const Worker* worker = job.checks.empty() ? nullptr : worker_of(job.gpu);
         if (!worker) continue;
@@ -165,98 +192,171 @@ ValidationRun CheckWorkers::run(const std::vector<GpuChecks>& work, const LinkWo
             const HostLinkLine& line = *worker->output.host_link;
             result.host_copies.push_back({job.gpu, line.h2d_gb_per_s, line.d2h_gb_per_s, line.link});
         }
+        if (links.host_memory) {
+            const auto& line = worker->output.host_memory;
+            result.host_memory.push_back({job.gpu, line && line->ok, line ? line->numa_node : -1,
+                                          line ? line->detail : std::string("the worker ended without an answer")});
+        }
     }
-    copy_between_peers({links.host_links, pairs, links.host_bytes, links.peer_bytes, links.repeats}, result);
-    for (auto& worker : workers_) worker->process->close_input();  // each says `done` and leaves
+    let_go_at_done();
     return result;
 }
 
-void CheckWorkers::copy_between_peers(const LinkWork& links, ValidationRun& run) {
+void CheckWorkers::let_go_at_done() {
+    // Each worker has been told all it will be told: it says `done` and is let
+    // go then, to tear its context down on its own.  Waiting for that line,
+    // never for the exit, decides every worker's fate here: none is left for
+    // the destructor to kill or spare depending on when its line arrived.
+    std::vector<Worker*> finishing;
+    for (auto& worker : workers_) {
+        worker->process->close_input();
+        if (worker->ended) continue;
+        worker->deadline = Clock::now() + limit_of(options_.timeout_s);
+        finishing.push_back(worker.get());
+    }
+    wait_for(finishing, [](const Worker&) { return false; });
+}
+
+void CheckWorkers::export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs, const LinkWork& links) {
+    std::vector<Worker*> asked;
+    for (const auto& [a, b] : pairs)
+        for (const int gpu : {a, b}) {
+            Worker* worker = worker_of(gpu);
+            if (!worker->alive() || worker->output.exported.count(path) ||
+                std::find(asked.begin(), asked.end(), worker) != asked.end())
+                continue;
+            worker->deadline = std::max(worker->deadline, Clock::now() + limit_of(options_.timeout_s));
+            worker->process->write_input(format_export_command(gpu, links.peer_bytes, path));
+            asked.push_back(worker);
+        }
+    wait_for(asked, [&](const Worker& worker) { return worker.output.exported.count(path) > 0; });
+}
+
+template <typename Checked>
+std::vector<GpuIndexPair> CheckWorkers::copy_between_peers(const std::vector<GpuIndexPair>& pairs, PeerPath path,
+                                                           const LinkWork& links, const std::vector<Worker*>& started,
+                                                           Checked checked, ValidationRun& run) {
     const Clock::duration limit = limit_of(options_.timeout_s);
-    const auto fail = [&](const GpuIndexPair& pair, PeerCopyStatus status, const std::string& why) {
+    std::vector<GpuIndexPair> path_failed;
+    const auto record = [&](const GpuIndexPair& pair, PeerCopyStatus status, const std::string& why, bool on_path) {
         PeerCopyResult copy;
         copy.first = pair.first;
         copy.second = pair.second;
         copy.status = status;
         copy.detail = why;
-        run.peer_copies.push_back(copy);
+        copy.path = path;
+        if (on_path) {
+            failed_results_[pair] = copy;
+            path_failed.push_back(pair);
+        } else {
+            run.peer_copies.push_back(copy);
+        }
     };
-    for (const auto& round : link_rounds(links.peer_pairs)) {
+    const auto rounds = link_rounds(pairs);
+    for (std::size_t round_index = 0; round_index < rounds.size(); ++round_index) {
+        const auto& round = rounds[round_index];
         std::vector<Worker*> pulling;
         std::vector<GpuIndexPair> sent;
         for (const GpuIndexPair& pair : round) {
             Worker* first = worker_of(pair.first);
             Worker* second = worker_of(pair.second);
             std::string why;
+            bool export_failed = false;
             for (const Worker* worker : {first, second}) {
                 if (!why.empty()) break;
-                if (!worker->alive())
+                const auto exported = worker->output.exported.find(path);
+                if (!worker->alive()) {
                     why = fmt::format("the worker of GPU {} had stopped", worker->target.gpu);
-                else if (!worker->output.exported || !worker->output.exported->ok)
+                } else if (exported == worker->output.exported.end() || !exported->second.ok) {
+                    export_failed = exported != worker->output.exported.end();
                     why = fmt::format("GPU {} could not export its buffer: {}", worker->target.gpu,
-                                      worker->output.exported ? worker->output.exported->detail : "no answer");
+                                      export_failed ? exported->second.detail : std::string("no answer"));
+                }
             }
             if (!why.empty()) {
-                fail(pair, PeerCopyStatus::error, why);
+                // An export that failed is the path's failure (cuMem refused,
+                // legacy IPC unsupported); a stopped worker is not.
+                record(pair, PeerCopyStatus::error, why, export_failed && path == PeerPath::cumem_fd);
                 continue;
             }
             // Each pulls the other's buffer: both ways at once.
             for (auto [to, from] : {std::pair{second, first}, std::pair{first, second}}) {
-                to->deadline = Clock::now() + limit;
-                to->process->write_input(format_pull_command(from->target.gpu, links.peer_bytes, links.repeats,
-                                                             from->output.exported->handle));
+                to->deadline = std::max(to->deadline, Clock::now() + limit);
+                to->process->write_input(format_pull_command(from->target.gpu, links.peer_bytes, links.repeats, path,
+                                                             from->output.exported.at(path).handle));
                 pulling.push_back(to);
             }
             sent.push_back(pair);
         }
-        wait_for(pulling, [&](const Worker& worker) {
+        const auto pulled_round = [&](const Worker& worker) {
             return std::all_of(sent.begin(), sent.end(), [&](const GpuIndexPair& pair) {
                 const int from = pair.first == worker.target.gpu ? pair.second
                                  : pair.second == worker.target.gpu ? pair.first
                                                                     : -1;
-                return from < 0 || worker.output.pulled.count(from);
+                return from < 0 || worker.output.pulled.count({from, path});
             });
+        };
+        // The first round's pulls were sent while the checks may still run:
+        // every started worker is waited for, each for its own part too.
+        std::vector<Worker*> waiting = pulling;
+        if (round_index == 0)
+            for (Worker* worker : started)
+                if (std::find(waiting.begin(), waiting.end(), worker) == waiting.end()) waiting.push_back(worker);
+        wait_for(waiting, [&](const Worker& worker) {
+            return pulled_round(worker) && (round_index != 0 || checked(worker));
         });
         for (const GpuIndexPair& pair : sent) {
-            PeerCopyResult copy;
-            copy.first = pair.first;
-            copy.second = pair.second;
             const Worker* first = worker_of(pair.first);
             const Worker* second = worker_of(pair.second);
-            const auto forward = second->output.pulled.find(pair.first);   // first -> second
-            const auto backward = first->output.pulled.find(pair.second);  // second -> first
+            const auto forward = second->output.pulled.find({pair.first, path});   // first -> second
+            const auto backward = first->output.pulled.find({pair.second, path});  // second -> first
             const bool forward_in = forward != second->output.pulled.end();
             const bool backward_in = backward != first->output.pulled.end();
             if (!forward_in || !backward_in) {
                 const Worker* silent = !forward_in ? second : first;
                 const bool killed = silent->process->outcome().timed_out;
-                copy.status = killed ? PeerCopyStatus::timeout : PeerCopyStatus::error;
-                copy.detail = killed ? fmt::format("the copy to GPU {} did not finish within {:g} s; its worker was killed",
-                                                   silent->target.gpu, options_.timeout_s)
-                                     : fmt::format("the worker of GPU {} ended without an answer", silent->target.gpu);
+                record(pair, killed ? PeerCopyStatus::timeout : PeerCopyStatus::error,
+                       killed ? fmt::format("the copy to GPU {} did not finish within {:g} s; its worker was killed",
+                                            silent->target.gpu, options_.timeout_s)
+                              : fmt::format("the worker of GPU {} ended without an answer", silent->target.gpu),
+                       false);
+                continue;
+            }
+            const PulledLine& there = forward->second;
+            const PulledLine& back = backward->second;
+            if (there.path_failed || back.path_failed) {
+                const PulledLine& worse = there.path_failed ? there : back;
+                record(pair, PeerCopyStatus::error,
+                       fmt::format("GPU {} -> GPU {}: {}", &worse == &there ? pair.first : pair.second,
+                                   &worse == &there ? pair.second : pair.first, worse.detail),
+                       path == PeerPath::cumem_fd);
+                continue;
+            }
+            PeerCopyResult copy;
+            copy.first = pair.first;
+            copy.second = pair.second;
+            copy.path = path;
+            copy.gb_per_s_forward = there.gb_per_s;
+            copy.gb_per_s_backward = back.gb_per_s;
+            if (there.no_peer_access || back.no_peer_access) {
+                copy.status = PeerCopyStatus::skipped;
+                copy.cuda_peer_access = false;
+                copy.detail = there.no_peer_access ? there.detail : back.detail;
             } else {
-                const PulledLine& there = forward->second;
-                const PulledLine& back = backward->second;
-                copy.gb_per_s_forward = there.gb_per_s;
-                copy.gb_per_s_backward = back.gb_per_s;
-                if (there.no_peer_access || back.no_peer_access) {
-                    copy.status = PeerCopyStatus::skipped;
-                    copy.cuda_peer_access = false;
-                    copy.detail = there.no_peer_access ? there.detail : back.detail;
-                } else {
-                    // The worse way decides: wrong bytes, then an error.
-                    const PulledLine& worse = there.status != PeerCopyStatus::passed ? there : back;
-                    copy.status = worse.status;
-                    copy.cuda_peer_access = true;
-                    copy.detail = worse.status == PeerCopyStatus::passed
-                                      ? there.detail
-                                      : fmt::format("GPU {} -> GPU {}: {}", &worse == &there ? pair.first : pair.second,
-                                                    &worse == &there ? pair.second : pair.first, worse.detail);
-                }
+                // The worse way decides: wrong bytes, then an error.
+                const PulledLine& worse = there.status != PeerCopyStatus::passed ? there : back;
+                copy.status = worse.status;
+                copy.cuda_peer_access = true;
+                copy.detail = worse.status == PeerCopyStatus::passed
+                                  ? there.detail
+                                  : fmt::format("GPU {} -> GPU {}: {}", &worse == &there ? pair.first : pair.second,
+                                                &worse == &there ? pair.second : pair.first, worse.detail);
             }
             run.peer_copies.push_back(copy);
         }
     }
+    if (rounds.empty()) wait_for(started, checked);
+    return path_failed;
 }
 
 std::optional<Clock::time_point> CheckWorkers::ready_at() const {
@@ -265,6 +365,19 @@ std::optional<Clock::time_point> CheckWorkers::ready_at() const {
         if (!worker->checks.empty() && worker->output.ready && worker->output.ready->error.empty())
             last = std::max(last.value_or(worker->output.ready->at), worker->output.ready->at);
     return last;
+}
+
+std::vector<CheckWorkers::Times> CheckWorkers::times() const {
+    std::vector<Times> times;
+    for (const auto& worker : workers_) {
+        if (worker->checks.empty()) continue;
+        Times entry{worker->target.gpu, worker->process->started_at(), {}, {}, worker->output.done};
+        if (worker->output.ready && worker->output.ready->loaded.time_since_epoch().count() > 0)
+            entry.running = worker->output.ready->loaded;
+        if (worker->output.ready && worker->output.ready->error.empty()) entry.ready = worker->output.ready->at;
+        times.push_back(entry);
+    }
+    return times;
 }
 
 std::vector<CheckOutcome> run_validation(const std::vector<GpuChecks>& work, const ValidationOptions& options) {

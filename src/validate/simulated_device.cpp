@@ -37,6 +37,10 @@ struct SimulatedDevice::Driver {
     cuda::DeviceGetAttributeFn attribute = nullptr;
     cuda::DeviceGetUuidFn uuid = nullptr;
     PrimaryCtxRetainFn retain = nullptr;
+    kernels::cumem::Driver cumem;
+    kernels::cumem::Result (*ipc_get)(void*, std::uint64_t) = nullptr;
+    kernels::cumem::Result (*ipc_open)(std::uint64_t*, const void*, unsigned) = nullptr;
+    kernels::cumem::Result (*ipc_close)(std::uint64_t) = nullptr;
 };
 
 SimulatedDevice::SimulatedDevice() : driver_(std::make_unique<Driver>()) {}
@@ -61,10 +65,32 @@ kernels::OpenedDevice SimulatedDevice::open(int cuda_device) {
         device.detail = fmt::format("{} lacks {}", library_name(), lacking);
         return device;
     }
+    kernels::cumem::Driver& m = d.cumem;
+    d.library.resolve({
+        Symbol::optional(m.device_get, "cuDeviceGet"),
+        Symbol::optional(m.device_attribute, "cuDeviceGetAttribute"),
+        Symbol::optional(m.granularity, "cuMemGetAllocationGranularity"),
+        Symbol::optional(m.create, "cuMemCreate"),
+        Symbol::optional(m.release, "cuMemRelease"),
+        Symbol::optional(m.address_reserve, "cuMemAddressReserve"),
+        Symbol::optional(m.address_free, "cuMemAddressFree"),
+        Symbol::optional(m.map, "cuMemMap"),
+        Symbol::optional(m.unmap, "cuMemUnmap"),
+        Symbol::optional(m.set_access, "cuMemSetAccess"),
+        Symbol::optional(m.export_handle, "cuMemExportToShareableHandle"),
+        Symbol::optional(m.import_handle, "cuMemImportFromShareableHandle"),
+        Symbol::optional(m.error_name, "cuGetErrorName"),
+        Symbol::optional(d.ipc_get, "cuIpcGetMemHandle"),
+        Symbol::optional(d.ipc_open, "cuIpcOpenMemHandle_v2"),
+        Symbol::optional(d.ipc_close, "cuIpcCloseMemHandle"),
+    });
     cuda::Device handle = 0;
     void* context = nullptr;
     if (const auto status = d.init(0); status != cuda::SUCCESS) {
         device.detail = fmt::format("cuInit: CUDA error {}", static_cast<int>(status));
+        if (status == cuda::ERROR_SYSTEM_NOT_READY)
+            device.detail += "; on an NVSwitch machine (HGX, DGX) the fabric is not set up yet: start the host's "
+                             "nvidia-fabricmanager service, of the same version as the driver";
     } else if (const auto status = d.device_get(&handle, cuda_device); status != cuda::SUCCESS) {
         device.detail = fmt::format("cuDeviceGet: CUDA error {}", static_cast<int>(status));
     } else if (d.retain && d.retain(&context, handle) != cuda::SUCCESS) {
@@ -107,6 +133,28 @@ kernels::CheckResult SimulatedDevice::run(const std::string& name, const std::st
         result.detail = "simulated";
     }
     return result;
+}
+
+const kernels::cumem::Driver& SimulatedDevice::cumem_driver() const { return driver_->cumem; }
+
+std::optional<kernels::cumem::Failure> SimulatedDevice::export_legacy_handle() const {
+    if (!driver_->ipc_get) return kernels::cumem::Failure{"cuIpcGetMemHandle", -1, "cuIpcGetMemHandle: not in this driver"};
+    char handle[64] = {};
+    if (const auto code = driver_->ipc_get(handle, 1); code != 0)
+        return kernels::cumem::Failure{"cuIpcGetMemHandle", code, kernels::cumem::describe(driver_->cumem, "cuIpcGetMemHandle", code)};
+    return std::nullopt;
+}
+
+std::optional<kernels::cumem::Failure> SimulatedDevice::open_legacy_handle() const {
+    if (!driver_->ipc_open)
+        return kernels::cumem::Failure{"cuIpcOpenMemHandle", -1, "cuIpcOpenMemHandle: not in this driver"};
+    const char handle[64] = {};
+    std::uint64_t address = 0;
+    if (const auto code = driver_->ipc_open(&address, handle, 1); code != 0)
+        return kernels::cumem::Failure{"cuIpcOpenMemHandle", code,
+                                       kernels::cumem::describe(driver_->cumem, "cuIpcOpenMemHandle", code)};
+    if (driver_->ipc_close) driver_->ipc_close(address);
+    return std::nullopt;
 }
 
 }  // namespace provision

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "cumem_sharing.h"
 #include "validation_kernels.h"
 
 namespace provision {
@@ -28,6 +30,15 @@ public:
     // The acted-out result of `name` under `fault` ("" or "wrong-result",
     // "hang"), on the device open() found.
     kernels::CheckResult run(const std::string& name, const std::string& fault) const;
+
+    // The library's cuMem calls (after open()), for sharing memory and
+    // allocating host NUMA memory as the real worker does.
+    const kernels::cumem::Driver& cumem_driver() const;
+    // Exports a legacy IPC handle (cuIpcGetMemHandle) / opens and closes a
+    // peer's (cuIpcOpenMemHandle_v2, cuIpcCloseMemHandle): nullopt, or the
+    // failed call.
+    std::optional<kernels::cumem::Failure> export_legacy_handle() const;
+    std::optional<kernels::cumem::Failure> open_legacy_handle() const;
 
 private:
     struct Driver;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "core/states.h"
 #include "gpu/copy_check.h"
+#include "validate/link_rounds.h"
 
 namespace provision {
 
@@ -46,15 +48,22 @@ struct CheckOutcome {
     double ms = 0;
     double tflops = 0;
     std::string detail;
+    double wall_ms = 0;  // the device half in the worker, upload to judgement (not in the report)
 };
 
 // What the workers measure of the links after their checks (the pod stage
 // judges it): each GPU's host link (pinned copies each way, and the PCIe
 // link read while busy), and for each pair a buffer copied each way between
-// the two GPUs' workers through CUDA IPC, in rounds (link_rounds.h).
+// the two GPUs' workers on the path the workload's NCCL shares memory on,
+// in rounds (link_rounds.h); where that path is cuMem and it fails, the
+// pair again through legacy IPC (NCCL_CUMEM_ENABLE=0 would make NCCL take
+// it); and, where the workload's NCCL takes its host buffers from cuMem,
+// host memory on each GPU's NUMA node.
 struct LinkWork {
     bool host_links = false;
     std::vector<std::pair<int, int>> peer_pairs;  // CUDA indices
+    PeerPath peer_path = PeerPath::legacy_ipc;
+    bool host_memory = false;
     std::size_t host_bytes = std::size_t{32} << 20;
     std::size_t peer_bytes = std::size_t{64} << 20;
     int repeats = 3;  // timed copies of each, after an untimed one
@@ -64,6 +73,7 @@ struct ValidationRun {
     std::vector<CheckOutcome> checks;  // one per requested check, in the order of the work
     std::vector<HostCopyResult> host_copies;
     std::vector<PeerCopyResult> peer_copies;  // one per pair asked for
+    std::vector<HostMemoryResult> host_memory;  // one per GPU asked
 };
 
 // Where one worker runs.
@@ -76,10 +86,10 @@ struct WorkerTarget {
 };
 
 // The workers of one run.  Each starts opening its GPU when it is started;
-// run() hands out the checks and collects the results.  A worker that is
-// not needed, or has not finished when this object goes, is killed; none is
-// ever waited for after its results are in (the driver's teardown of its
-// context goes on without provision).
+// run() hands out the checks, collects the results and returns once every
+// worker has said `done` (or was killed at its limit); each is let go at
+// that line, and the driver's teardown of its context goes on without
+// provision.  A worker that is not needed is killed.
 class CheckWorkers {
 public:
     explicit CheckWorkers(ValidationOptions options);
@@ -104,6 +114,16 @@ public:
     // nullopt when none had.
     std::optional<std::chrono::steady_clock::time_point> ready_at() const;
 
+    // Each worker given checks: when it started, opened its GPU, said done.
+    struct Times {
+        int gpu = 0;
+        std::chrono::steady_clock::time_point started;
+        std::optional<std::chrono::steady_clock::time_point> running;  // its program loaded and running
+        std::optional<std::chrono::steady_clock::time_point> ready;
+        std::optional<std::chrono::steady_clock::time_point> done;
+    };
+    std::vector<Times> times() const;
+
 private:
     struct Worker;
     Worker* worker_of(int gpu) const;
@@ -111,10 +131,23 @@ private:
     // past its deadline (then killed), reading its output as it comes.
     template <typename Complete>
     void wait_for(const std::vector<Worker*>& waiting, Complete complete);
-    void copy_between_peers(const LinkWork& links, ValidationRun& run);
+    // The pairs of `pairs` on `path`, round after round; the first round's
+    // commands go out at once (its workers may still be running their
+    // checks, which `checked` waits for too).  Pairs whose memory could not
+    // be shared on `path` are returned, the others' results added to `run`.
+    template <typename Checked>
+    std::vector<GpuIndexPair> copy_between_peers(const std::vector<GpuIndexPair>& pairs, PeerPath path,
+                                                 const LinkWork& links, const std::vector<Worker*>& started,
+                                                 Checked checked, ValidationRun& run);
+    // Sends `export` on `path` to each worker of `pairs` that has not
+    // exported on it, and waits for the answers.
+    void export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs, const LinkWork& links);
+    // Ends the run: closes every worker's input and waits for its `done`.
+    void let_go_at_done();
 
     ValidationOptions options_;
     std::vector<std::unique_ptr<Worker>> workers_;
+    std::map<GpuIndexPair, PeerCopyResult> failed_results_;  // pairs whose path failed, until retried
 };
 
 // The workers started and run in one go (tests, benchmarks).

@@ -38,6 +38,7 @@ std::optional<CheckOutcome> result_from(const toml::table& fields) {
     result.tolerance = fields["tolerance"].value_or(0.0);
     result.ms = fields["ms"].value_or(0.0);
     result.tflops = fields["tflops"].value_or(0.0);
+    result.wall_ms = fields["wall_ms"].value_or(0.0);
     result.detail = fields["detail"].value_or(std::string());
     // A worker reports passed, failed, unsupported or error.
     const auto known = parse_check_status(*status);
@@ -52,6 +53,7 @@ std::optional<CheckOutcome> result_from(const toml::table& fields) {
 
 std::string_view pulled_word(const PulledLine& line) {
     if (line.no_peer_access) return "no-peer-access";
+    if (line.path_failed) return "path-failed";
     switch (line.status) {
         case PeerCopyStatus::passed: return "passed";
         case PeerCopyStatus::wrong_bytes: return "wrong-bytes";
@@ -59,9 +61,14 @@ std::string_view pulled_word(const PulledLine& line) {
     }
 }
 
+PeerPath path_from(const toml::table& fields) {
+    return parse_peer_path(fields["path"].value_or(std::string())).value_or(PeerPath::legacy_ipc);
+}
+
 PulledLine pulled_from(const toml::table& fields) {
     PulledLine line;
     line.from = static_cast<int>(fields["from"].value_or(std::int64_t{-1}));
+    line.path = path_from(fields);
     line.gb_per_s = fields["gb_per_s"].value_or(0.0);
     line.detail = fields["detail"].value_or(std::string());
     const std::string status = fields["status"].value_or(std::string());
@@ -74,7 +81,9 @@ PulledLine pulled_from(const toml::table& fields) {
         line.no_peer_access = true;
     } else {
         line.status = PeerCopyStatus::error;
-        if (status != "error") line.detail = fmt::format("the worker reported an unknown status {}", quoted(status));
+        line.path_failed = status == "path-failed";
+        if (status != "error" && status != "path-failed")
+            line.detail = fmt::format("the worker reported an unknown status {}", quoted(status));
     }
     return line;
 }
@@ -128,7 +137,7 @@ std::string format_check_list(const std::vector<std::string>& checks) {
 }
 
 std::string format_ready_line(const WorkerReady& ready) {
-    toml::table fields{{"at_ns", nanoseconds(ready.at)}, {"open_ms", ready.open_ms}};
+    toml::table fields{{"at_ns", nanoseconds(ready.at)}, {"loaded_ns", nanoseconds(ready.loaded)}, {"open_ms", ready.open_ms}};
     if (!ready.uuid.empty()) fields.insert("uuid", ready.uuid);
     if (!ready.capability.empty()) fields.insert("capability", ready.capability);
     if (!ready.error.empty()) fields.insert("error", ready.error);
@@ -143,15 +152,19 @@ std::string format_host_link_command(std::size_t bytes, int repeats) {
     return fmt::format("host-link {} {}\n", bytes, repeats);
 }
 
-std::string format_export_command(int gpu, std::size_t bytes) { return fmt::format("export {} {}\n", gpu, bytes); }
-
-std::string format_pull_command(int gpu, std::size_t bytes, int repeats, const std::string& handle) {
-    return fmt::format("pull {} {} {} {}\n", gpu, bytes, repeats, handle);
+std::string format_export_command(int gpu, std::size_t bytes, PeerPath path) {
+    return fmt::format("export {} {} {}\n", gpu, bytes, to_string(path));
 }
+
+std::string format_pull_command(int gpu, std::size_t bytes, int repeats, PeerPath path, const std::string& handle) {
+    return fmt::format("pull {} {} {} {} {}\n", gpu, bytes, repeats, to_string(path), handle);
+}
+
+std::string format_host_memory_command() { return "host-memory\n"; }
 
 std::optional<LinkCommand> parse_link_command(const std::string& line) {
     std::istringstream words(line);
-    std::string verb;
+    std::string verb, path;
     words >> verb;
     LinkCommand command;
     if (verb == "host-link") {
@@ -159,14 +172,22 @@ std::optional<LinkCommand> parse_link_command(const std::string& line) {
         words >> command.bytes >> command.repeats;
     } else if (verb == "export") {
         command.kind = LinkCommand::Kind::export_buffer;
-        words >> command.gpu >> command.bytes;
+        words >> command.gpu >> command.bytes >> path;
     } else if (verb == "pull") {
         command.kind = LinkCommand::Kind::pull;
-        words >> command.gpu >> command.bytes >> command.repeats >> command.handle;
+        words >> command.gpu >> command.bytes >> command.repeats >> path >> command.handle;
+    } else if (verb == "host-memory") {
+        command.kind = LinkCommand::Kind::host_memory;
+        return command;
     } else {
         return std::nullopt;
     }
     if (!words || command.bytes == 0 || command.repeats < 1) return std::nullopt;
+    if (command.kind != LinkCommand::Kind::host_link) {
+        const auto parsed = parse_peer_path(path);
+        if (!parsed) return std::nullopt;
+        command.path = *parsed;
+    }
     return command;
 }
 
@@ -183,15 +204,24 @@ std::string format_host_link_line(const HostLinkLine& line) {
 }
 
 std::string format_exported_line(const ExportedLine& line) {
-    return one_line(toml::table{
-        {"exported", inline_table(toml::table{{"ok", line.ok}, {"handle", line.handle}, {"detail", line.detail}})}});
+    return one_line(toml::table{{"exported", inline_table(toml::table{{"ok", line.ok},
+                                                                      {"path", std::string(to_string(line.path))},
+                                                                      {"handle", line.handle},
+                                                                      {"detail", line.detail}})}});
 }
 
 std::string format_pulled_line(const PulledLine& line) {
     return one_line(toml::table{{"pulled", inline_table(toml::table{{"from", static_cast<std::int64_t>(line.from)},
+                                                                    {"path", std::string(to_string(line.path))},
                                                                     {"status", std::string(pulled_word(line))},
                                                                     {"gb_per_s", line.gb_per_s},
                                                                     {"detail", line.detail}})}});
+}
+
+std::string format_host_memory_line(const HostMemoryLine& line) {
+    return one_line(toml::table{{"host_memory", inline_table(toml::table{{"ok", line.ok},
+                                                                         {"numa_node", std::int64_t{line.numa_node}},
+                                                                         {"detail", line.detail}})}});
 }
 
 std::string format_result_line(const CheckOutcome& result) {
@@ -201,6 +231,7 @@ std::string format_result_line(const CheckOutcome& result) {
                        {"tolerance", result.tolerance},
                        {"ms", result.ms},
                        {"tflops", result.tflops},
+                       {"wall_ms", result.wall_ms},
                        {"detail", result.detail}};
     return one_line(toml::table{{"result", inline_table(std::move(fields))}});
 }
@@ -227,6 +258,7 @@ WorkerOutput parse_worker_output(const std::string& text) {
         } else if (const toml::table* ready = document ? (*document)["ready"].as_table() : nullptr) {
             WorkerReady fields;
             fields.at = time_from((*ready)["at_ns"].value_or(std::int64_t{0}));
+            fields.loaded = time_from((*ready)["loaded_ns"].value_or(std::int64_t{0}));
             fields.open_ms = (*ready)["open_ms"].value_or(0.0);
             fields.uuid = (*ready)["uuid"].value_or(std::string());
             fields.capability = (*ready)["capability"].value_or(std::string());
@@ -237,12 +269,18 @@ WorkerOutput parse_worker_output(const std::string& text) {
             output.host_link = host_link_from(*host_link);
             continue;
         } else if (const toml::table* exported = document ? (*document)["exported"].as_table() : nullptr) {
-            output.exported = ExportedLine{(*exported)["ok"].value_or(false), (*exported)["handle"].value_or(std::string()),
-                                           (*exported)["detail"].value_or(std::string())};
+            ExportedLine line{(*exported)["ok"].value_or(false), path_from(*exported),
+                              (*exported)["handle"].value_or(std::string()), (*exported)["detail"].value_or(std::string())};
+            output.exported.insert_or_assign(line.path, std::move(line));
             continue;
         } else if (const toml::table* pulled = document ? (*document)["pulled"].as_table() : nullptr) {
             PulledLine line = pulled_from(*pulled);
-            output.pulled.insert_or_assign(line.from, std::move(line));
+            output.pulled.insert_or_assign({line.from, line.path}, std::move(line));
+            continue;
+        } else if (const toml::table* memory = document ? (*document)["host_memory"].as_table() : nullptr) {
+            output.host_memory = HostMemoryLine{(*memory)["ok"].value_or(false),
+                                                static_cast<int>((*memory)["numa_node"].value_or(std::int64_t{-1})),
+                                                (*memory)["detail"].value_or(std::string())};
             continue;
         } else if (const toml::table* done = document ? (*document)["done"].as_table() : nullptr) {
             output.done = time_from((*done)["at_ns"].value_or(std::int64_t{0}));

@@ -15,19 +15,27 @@
 //                when a line was written, not when it got round to reading
 //                it.  A worker that cannot open its GPU says so in `ready`
 //                (`error = "..."`) and gives every check that error.
-// Links:         after the checks the parent may send commands, one a line;
-//                the worker answers each with one line, and says `done`
-//                when its input ends:
+// Links:         after the names the parent may send commands, one a line;
+//                the worker prepares each at once (allocations, opening a
+//                peer's memory: beside its kernels), finishes each once its
+//                checks are done (export and host-memory at once), answers
+//                each with one line, and says `done` when its input ends:
 //                   host-link BYTES REPEATS
 //                      host_link = { ok = true, h2d_gb_per_s = 51.2, d2h_gb_per_s = 50.9,
 //                                    generation = 5, width = 16, detail = "..." }
-//                   export GPU BYTES
-//                      exported = { ok = true, handle = "<cudaIpcMemHandle_t in hex>", detail = "..." }
-//                   pull GPU BYTES REPEATS HANDLE
-//                      pulled = { from = GPU, status = "passed", gb_per_s = 371.2, detail = "..." }
+//                   export GPU BYTES PATH
+//                      exported = { ok = true, path = "cumem-fd", handle = "...", detail = "..." }
+//                   pull GPU BYTES REPEATS PATH HANDLE
+//                      pulled = { from = GPU, path = "cumem-fd", status = "passed", gb_per_s = 371.2, detail = "..." }
+//                   host-memory
+//                      host_memory = { ok = true, numa_node = 0, detail = "..." }
 //                GPU is the source's index as the workload sees it (the
-//                pattern the buffer holds); a pulled status is passed,
-//                wrong-bytes, error or no-peer-access.
+//                pattern the buffer holds); PATH is legacy-ipc or cumem-fd
+//                (gpu/copy_check.h); HANDLE the legacy handle in hex, or the
+//                abstract UNIX socket the cuMem memory is served on; a
+//                pulled status is passed, wrong-bytes, no-peer-access,
+//                path-failed (the memory could not be shared on that path)
+//                or error.
 #pragma once
 
 #include <chrono>
@@ -51,6 +59,7 @@ std::string format_check_list(const std::vector<std::string>& checks);
 using MonotonicTime = std::chrono::steady_clock::time_point;
 
 struct WorkerReady {
+    MonotonicTime loaded;    // when the worker's program was loaded (its exec's cost shows between start and this)
     MonotonicTime at;
     double open_ms = 0;      // opening the GPU, from the worker's start
     std::string uuid;        // of the GPU it opened, when known
@@ -80,6 +89,7 @@ struct HostLinkLine {
 
 struct ExportedLine {
     bool ok = false;
+    PeerPath path = PeerPath::legacy_ipc;
     std::string handle;
     std::string detail;
 };
@@ -87,25 +97,36 @@ struct ExportedLine {
 // One way of a peer copy, as the receiving worker saw it.
 struct PulledLine {
     int from = -1;
+    PeerPath path = PeerPath::legacy_ipc;
     PeerCopyStatus status = PeerCopyStatus::error;  // passed, wrong_bytes, error; skipped: no peer access
     bool no_peer_access = false;
+    bool path_failed = false;  // the memory could not be shared on this path (status error)
     double gb_per_s = 0;
     std::string detail;
 };
 
+struct HostMemoryLine {
+    bool ok = false;
+    int numa_node = -1;
+    std::string detail;
+};
+
 std::string format_host_link_command(std::size_t bytes, int repeats);
-std::string format_export_command(int gpu, std::size_t bytes);
-std::string format_pull_command(int gpu, std::size_t bytes, int repeats, const std::string& handle);
+std::string format_export_command(int gpu, std::size_t bytes, PeerPath path);
+std::string format_pull_command(int gpu, std::size_t bytes, int repeats, PeerPath path, const std::string& handle);
+std::string format_host_memory_command();
 std::string format_host_link_line(const HostLinkLine& line);
 std::string format_exported_line(const ExportedLine& line);
 std::string format_pulled_line(const PulledLine& line);
+std::string format_host_memory_line(const HostMemoryLine& line);
 
 // A command line, read back by the worker.
 struct LinkCommand {
-    enum class Kind { host_link, export_buffer, pull } kind = Kind::host_link;
+    enum class Kind { host_link, export_buffer, pull, host_memory } kind = Kind::host_link;
     int gpu = 0;
     std::size_t bytes = 0;
     int repeats = 1;
+    PeerPath path = PeerPath::legacy_ipc;
     std::string handle;
 };
 std::optional<LinkCommand> parse_link_command(const std::string& line);
@@ -115,8 +136,9 @@ struct WorkerOutput {
     std::optional<WorkerReady> ready;
     std::map<std::string, CheckOutcome> results;  // by check name
     std::optional<HostLinkLine> host_link;
-    std::optional<ExportedLine> exported;
-    std::map<int, PulledLine> pulled;             // by the source GPU
+    std::map<PeerPath, ExportedLine> exported;    // by path
+    std::map<std::pair<int, PeerPath>, PulledLine> pulled;  // by the source GPU and the path
+    std::optional<HostMemoryLine> host_memory;
     std::optional<MonotonicTime> done;
     std::string unparsed;                         // the first line that was none of these, if any
 };

@@ -34,8 +34,22 @@ std::string machine(const TempDir& dir, const std::string& fixture, const std::s
     return path;
 }
 
+// A /dev of the fake machine: one nvidiaN node per GPU of its fixture.
+std::string device_nodes(const TempDir& dir, const std::string& machine_file) {
+    const std::string dev = dir.file("dev");
+    std::filesystem::create_directories(dev);
+    const std::string text = e2e::read_file(machine_file);
+    int gpus = 0;
+    for (std::size_t at = text.find("[[gpus]]"); at != std::string::npos; at = text.find("[[gpus]]", at + 1)) ++gpus;
+    for (int i = 0; i < gpus; ++i) e2e::write_file(dev + "/nvidia" + std::to_string(i), "");
+    e2e::write_file(dev + "/nvidiactl", "");
+    return dev;
+}
+
 std::map<std::string, std::string> fake_driver(const TempDir& dir, const std::string& machine_file) {
-    return {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+    return {{"PROVISION_TEST_DEV", device_nodes(dir, machine_file)},
+            {"PROVISION_FAKE_CUDA_OPEN_LOG", dir.file("opens.log")},
+            {"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
             {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
             {"PROVISION_FAKE_GPU_FIXTURE", machine_file},
             {"PROVISION_FAKE_CUDA_CONTEXT_LOG", dir.file("contexts.log")},
@@ -50,12 +64,18 @@ struct Interval {
     std::string uuid;
 };
 
-std::vector<Interval> contexts(const TempDir& dir) {
+std::vector<Interval> intervals_in(const std::string& log) {
     std::vector<Interval> intervals;
-    std::ifstream in(dir.file("contexts.log"));
+    std::ifstream in(log);
     for (Interval i; in >> i.pid >> i.begin >> i.end >> i.uuid;) intervals.push_back(i);
     return intervals;
 }
+
+std::vector<Interval> contexts(const TempDir& dir) { return intervals_in(dir.file("contexts.log")); }
+
+// Each opening of a peer's memory (the fake libcuda's cuIpcOpenMemHandle_v2
+// or cuMemImportFromShareableHandle).
+std::vector<Interval> opens(const TempDir& dir) { return intervals_in(dir.file("opens.log")); }
 
 // The most intervals under way at one moment.
 std::size_t most_at_once(const std::vector<Interval>& intervals) {
@@ -310,4 +330,62 @@ TEST_CASE("a hang in the worker's cuInit and a worker that dies creating its con
                             "every check error naming why the GPU could not be opened; exit 5, validation failed",
                             "the run");
     }
+}
+
+TEST_CASE("eight GPUs: every worker starts before detection, the contexts are made together, the pairs of a round "
+          "at once", "[early-validation][pod]") {
+    if (skip_without_fault_injection()) return;
+    TempDir dir;
+    // NVML takes 1.5 s to start: every worker must have been started before it answered.
+    const auto result = e2e::provision(
+        {"--check", "--json", "--site-packages", e2e::site_packages("torch-only")},
+        fake_driver(dir, machine(dir, "pod-8x-h100-nvswitch",
+                                 "context_delay_ms = 400\nhandle_open_delay_ms = 300\nnvml_init_slow_ms = 1500")));
+    INFO("stderr: " << result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    CHECK(report["validation"]["status"] == "passed");
+    REQUIRE(report["timings"]["gpus"].size() == 8);
+    for (const auto& gpu : report["timings"]["gpus"]) {
+        CHECK(gpu["started"].get<double>() < timing(report, "detection"));
+        CHECK(gpu["started"].get<double>() <= gpu["running"].get<double>());
+        CHECK(gpu["running"].get<double>() <= gpu["ready"].get<double>());
+        CHECK(gpu["ready"].get<double>() <= gpu["done"].get<double>());
+    }
+    CHECK(most_at_once(contexts(dir)) == 8);
+    // 28 pairs in 7 rounds of 4, both ways at once: 56 openings, 8 at a time.
+    const auto openings = opens(dir);
+    CHECK(openings.size() == 56);
+    CHECK(most_at_once(openings) == 8);
+    for (const auto& link : report["links"]) CHECK(link["check"]["status"] == "passed");
+    reliability::record("validation",
+                        "8 GPUs, NVML 1.5 s to start, contexts 400 ms and peer openings 300 ms each (fake libcuda)",
+                        "every worker started before detection; the 8 contexts made at once; 28 pairs in 7 rounds, "
+                        "the 8 openings of a round at once; every check and pair passed",
+                        "nothing");
+}
+
+TEST_CASE("a worker started for a GPU that detection does not confirm is stopped and leaves nothing",
+          "[early-validation][pod]") {
+    if (skip_without_fault_injection()) return;
+    TempDir dir;
+    // Two device nodes, but the machine has one GPU: the second worker
+    // (CUDA_VISIBLE_DEVICES=1) finds none, and detection confirms only GPU 0.
+    const std::string machine_file = machine(dir, "h100", "nvml_init_slow_ms = 1000");
+    auto env = fake_driver(dir, machine_file);
+    e2e::write_file(env["PROVISION_TEST_DEV"] + "/nvidia1", "");
+    const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("torch-only")}, env);
+    INFO("stderr: " << result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    CHECK(report["gpus"].size() == 1);
+    CHECK(report["validation"]["status"] == "passed");
+    REQUIRE(report["timings"]["gpus"].size() == 1);
+    const auto pids = cuinit_pids(dir);
+    CHECK(pids.size() == 2);  // both workers were started and reached cuInit before NVML answered
+    for (const long pid : pids) CHECK(gone_soon(pid));
+    CHECK(contexts(dir).size() == 1);
+    reliability::record("validation", "a /dev/nvidiaN node for a GPU CUDA does not show (two nodes, one GPU)",
+                        "its worker, started at once, is stopped once detection confirms one GPU; no process left",
+                        "nothing");
 }

@@ -115,6 +115,8 @@ Result run(const std::string& program, const std::vector<std::string>& args,
             environment["VIRTUAL_ENV"] = source_path("tests/fixtures/python/empty-venv");
     }
     if (!environment.count("HOME")) environment["HOME"] = "/tmp";
+    // Nor on the NCCL this machine's loader would find (a CUDA toolkit's).
+    if (!environment.count("PROVISION_TEST_SYSTEM_LIBRARIES")) environment["PROVISION_TEST_SYSTEM_LIBRARIES"] = "";
     std::vector<std::string> env_strings;
     for (const auto& [k, v] : environment) env_strings.push_back(k + "=" + v);
     std::vector<char*> envp;
@@ -273,7 +275,8 @@ std::map<std::string, std::string> source_env_file(const std::string& path, cons
 }
 
 pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
-    std::map<std::string, std::string> merged = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", "/tmp"}};
+    std::map<std::string, std::string> merged = {
+        {"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", "/tmp"}, {"PROVISION_TEST_SYSTEM_LIBRARIES", ""}};
     for (const auto& [name, value] : env) merged[name] = value;
     std::vector<std::string> env_strings;
     for (const auto& [name, value] : merged) env_strings.push_back(name + "=" + value);

@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <atomic>
+#include <sys/mman.h>
 #include <optional>
 #include <thread>
 
@@ -130,7 +132,22 @@ FAKE_EXPORT cuda::Result cuGetErrorString(cuda::Result code, const char** text) 
         case cuda::ERROR_SYSTEM_DRIVER_MISMATCH:
             *text = "system has unsupported display driver / cuda driver combination";
             break;
+        case cuda::ERROR_SYSTEM_NOT_READY: *text = "system not yet initialized"; break;
         default: *text = "unknown error"; break;
+    }
+    return cuda::SUCCESS;
+}
+
+FAKE_EXPORT cuda::Result cuGetErrorName(cuda::Result code, const char** text) {
+    if (!text) return cuda::ERROR_INVALID_VALUE;
+    switch (code) {
+        case cuda::SUCCESS: *text = "CUDA_SUCCESS"; break;
+        case cuda::ERROR_OUT_OF_MEMORY: *text = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+        case cuda::ERROR_INVALID_DEVICE: *text = "CUDA_ERROR_INVALID_DEVICE"; break;
+        case 217: *text = "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"; break;
+        case cuda::ERROR_OPERATING_SYSTEM: *text = "CUDA_ERROR_OPERATING_SYSTEM"; break;
+        case cuda::ERROR_SYSTEM_NOT_READY: *text = "CUDA_ERROR_SYSTEM_NOT_READY"; break;
+        default: *text = "CUDA_ERROR_UNKNOWN"; break;
     }
     return cuda::SUCCESS;
 }
@@ -192,6 +209,9 @@ FAKE_EXPORT cuda::Result cuDeviceGetAttribute(int* value, cuda::DeviceAttribute 
     switch (attribute) {
         case cuda::ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = capability.major; return cuda::SUCCESS;
         case cuda::ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = capability.minor; return cuda::SUCCESS;
+        case 102: *value = 1; return cuda::SUCCESS;  // virtual memory management (cuMem)
+        case 103: *value = 1; return cuda::SUCCESS;  // cuMem memory exported as a file descriptor
+        case 134: *value = current->machine->host_numa_id; return cuda::SUCCESS;  // its host NUMA node
         default: return cuda::ERROR_INVALID_VALUE;
     }
 }
@@ -240,3 +260,142 @@ FAKE_EXPORT cuda::Result cuDevicePrimaryCtxRetain(void** context, cuda::Device d
     *context = &primary_context;
     return cuda::SUCCESS;
 }
+
+// Memory shared between processes (cuMem and legacy IPC), as far as a test
+// can see it: handles are numbers, addresses are made up, and an export is a
+// real descriptor (a memfd named after the fake), so that sending it to the
+// peer's process over a UNIX socket is real and the import can tell a
+// descriptor that did not arrive.  Opening a peer's memory sleeps
+// handle_open_delay_ms and appends "PID BEGIN_NS END_NS UUID" to
+// $PROVISION_FAKE_CUDA_OPEN_LOG.  Failures come from [faults] failing_calls
+// for the process's device 0 (each worker sees its GPU alone), or the
+// device the allocation names.
+
+namespace {
+
+struct FakeLocation {
+    int type;
+    int id;
+};
+struct FakeProp {  // CUmemAllocationProp
+    int type;
+    int handle_types;
+    FakeLocation location;
+    void* win32;
+    unsigned char flags[8];
+};
+struct FakeAccess {
+    FakeLocation location;
+    int flags;
+};
+
+std::atomic<std::uint64_t> next_handle{1};
+std::atomic<std::uint64_t> next_address{0x7f0000000000ull};
+
+cuda::Result failure_of(const char* function, int device = 0) {
+    std::shared_ptr<const Enumeration> current;
+    std::size_t gpu = 0;
+    return lookup(device, function, current, gpu);
+}
+
+std::string own_uuid() {
+    std::shared_ptr<const Enumeration> current;
+    std::size_t gpu = 0;
+    if (lookup(0, "", current, gpu) != cuda::SUCCESS) return "?";
+    return current->machine->fixture.gpus[gpu].uuid;
+}
+
+void open_peer_memory() {
+    std::shared_ptr<const Enumeration> current;
+    std::size_t gpu = 0;
+    if (lookup(0, "", current, gpu) != cuda::SUCCESS) return;
+    const std::int64_t begin = monotonic_ns();
+    if (current->machine->handle_open_delay_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(current->machine->handle_open_delay_ms));
+    const char* log = std::getenv("PROVISION_FAKE_CUDA_OPEN_LOG");
+    if (!log || !*log) return;
+    const int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    const std::string line = std::to_string(getpid()) + " " + std::to_string(begin) + " " +
+                             std::to_string(monotonic_ns()) + " " + own_uuid() + "\n";
+    [[maybe_unused]] const ssize_t written = write(fd, line.data(), line.size());
+    close(fd);
+}
+
+}  // namespace
+
+FAKE_EXPORT cuda::Result cuMemGetAllocationGranularity(std::size_t* granularity, const FakeProp* prop, int) {
+    if (!granularity || !prop) return cuda::ERROR_INVALID_VALUE;
+    *granularity = std::size_t{2} << 20;
+    return cuda::SUCCESS;
+}
+
+FAKE_EXPORT cuda::Result cuMemCreate(std::uint64_t* handle, std::size_t size, const FakeProp* prop, unsigned long long) {
+    if (!handle || !prop || size == 0) return cuda::ERROR_INVALID_VALUE;
+    const bool host_numa = prop->location.type == 3;
+    if (const auto code = failure_of(host_numa ? "cuMemCreate.host_numa" : "cuMemCreate", host_numa ? 0 : prop->location.id))
+        return code;
+    *handle = next_handle++;
+    return cuda::SUCCESS;
+}
+
+FAKE_EXPORT cuda::Result cuMemRelease(std::uint64_t) { return cuda::SUCCESS; }
+
+FAKE_EXPORT cuda::Result cuMemAddressReserve(std::uint64_t* address, std::size_t size, std::size_t, std::uint64_t,
+                                             unsigned long long) {
+    if (!address) return cuda::ERROR_INVALID_VALUE;
+    if (const auto code = failure_of("cuMemAddressReserve")) return code;
+    *address = next_address.fetch_add((size + 0xFFFFF) & ~std::uint64_t{0xFFFFF});
+    return cuda::SUCCESS;
+}
+
+FAKE_EXPORT cuda::Result cuMemAddressFree(std::uint64_t, std::size_t) { return cuda::SUCCESS; }
+
+FAKE_EXPORT cuda::Result cuMemMap(std::uint64_t, std::size_t, std::size_t, std::uint64_t, unsigned long long) {
+    return failure_of("cuMemMap");
+}
+
+FAKE_EXPORT cuda::Result cuMemUnmap(std::uint64_t, std::size_t) { return cuda::SUCCESS; }
+
+FAKE_EXPORT cuda::Result cuMemSetAccess(std::uint64_t, std::size_t, const FakeAccess* access, std::size_t count) {
+    if (!access || count == 0) return cuda::ERROR_INVALID_VALUE;
+    return failure_of("cuMemSetAccess");
+}
+
+FAKE_EXPORT cuda::Result cuMemExportToShareableHandle(void* shareable, std::uint64_t handle, int type,
+                                                      unsigned long long) {
+    if (!shareable || handle == 0 || type != 1) return cuda::ERROR_INVALID_VALUE;
+    if (const auto code = failure_of("cuMemExportToShareableHandle")) return code;
+    const int fd = memfd_create("fake-cumem", MFD_CLOEXEC);
+    if (fd < 0) return cuda::ERROR_OPERATING_SYSTEM;
+    *static_cast<int*>(shareable) = fd;
+    return cuda::SUCCESS;
+}
+
+FAKE_EXPORT cuda::Result cuMemImportFromShareableHandle(std::uint64_t* handle, void* os_handle, int type) {
+    if (!handle || type != 1) return cuda::ERROR_INVALID_VALUE;
+    const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));
+    char target[64] = {};
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    if (readlink(link.c_str(), target, sizeof target - 1) < 0 || std::strstr(target, "fake-cumem") == nullptr)
+        return cuda::ERROR_INVALID_VALUE;  // not a descriptor an export made
+    open_peer_memory();
+    if (const auto code = failure_of("cuMemImportFromShareableHandle")) return code;
+    *handle = next_handle++;
+    return cuda::SUCCESS;
+}
+
+FAKE_EXPORT cuda::Result cuIpcGetMemHandle(void* handle, std::uint64_t) {
+    if (!handle) return cuda::ERROR_INVALID_VALUE;
+    return failure_of("cuIpcGetMemHandle");
+}
+
+FAKE_EXPORT cuda::Result cuIpcOpenMemHandle_v2(std::uint64_t* address, const void*, unsigned) {
+    if (!address) return cuda::ERROR_INVALID_VALUE;
+    open_peer_memory();
+    if (const auto code = failure_of("cuIpcOpenMemHandle_v2")) return code;
+    *address = next_address.fetch_add(std::uint64_t{1} << 26);
+    return cuda::SUCCESS;
+}
+
+FAKE_EXPORT cuda::Result cuIpcCloseMemHandle(std::uint64_t) { return cuda::SUCCESS; }

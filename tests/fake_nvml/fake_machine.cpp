@@ -36,13 +36,15 @@ std::vector<std::size_t> positions(provision::TableReader& reader, const std::st
 void read_faults(const toml::table& table, const std::string& file, Machine& machine) {
     provision::TableReader reader(table, file, "[faults]");
     reader.reject_unknown_keys({"nvml_init_error", "nvml_init_delay_ms", "nvml_init_slow_ms", "cuda_init_error", "cuda_init_delay_ms", "context_delay_ms",
-                                "listed_processes", "lost_gpus", "cuda_order", "failing_calls"});
+                                "handle_open_delay_ms", "host_numa_id", "fabric_states", "listed_processes", "lost_gpus", "cuda_order", "failing_calls"});
     const std::size_t gpus = machine.fixture.gpus.size();
     machine.nvml_init_error = integer(reader, "nvml_init_error");
     machine.nvml_init_delay_ms = integer(reader, "nvml_init_delay_ms", 0);
     machine.cuda_init_error = integer(reader, "cuda_init_error");
     machine.cuda_init_delay_ms = integer(reader, "cuda_init_delay_ms", 0);
     machine.context_delay_ms = integer(reader, "context_delay_ms", 0);
+    machine.handle_open_delay_ms = integer(reader, "handle_open_delay_ms", 0);
+    machine.host_numa_id = reader.node("host_numa_id") ? integer(reader, "host_numa_id") : 0;
     machine.nvml_init_slow_ms = integer(reader, "nvml_init_slow_ms", 0);
     if (const toml::node* processes = reader.node("listed_processes")) {
         const toml::array* array = processes->as_array();
@@ -53,6 +55,17 @@ void read_faults(const toml::table& table, const std::string& file, Machine& mac
             process.reject_unknown_keys({"pid", "mib"});
             machine.listed_processes.push_back(
                 {integer(process, "pid", 0), static_cast<unsigned long long>(integer(process, "mib", 0))});
+        }
+    }
+    if (const toml::node* states = reader.node("fabric_states")) {
+        const toml::array* array = states->as_array();
+        if (!array || array->size() != gpus) provision::throw_at(*states, file, "'fabric_states' names one state a GPU");
+        for (const toml::node& element : *array) {
+            const std::string state = element.value_or(std::string());
+            const int value = state == "not-supported" ? 0 : state == "not-started" ? 1 : state == "in-progress" ? 2
+                              : state == "completed"  ? 3 : -1;
+            if (value < 0) provision::throw_at(element, file, "a fabric state is not-supported, not-started, in-progress or completed");
+            machine.fabric_states.push_back(value);
         }
     }
     machine.lost_gpus = positions(reader, "lost_gpus", gpus);

@@ -11,6 +11,15 @@
 //   cuda_init_error = 803         # CUresult that cuInit returns
 //   cuda_init_delay_ms = 5000     # cuInit sleeps first, then fails
 //   context_delay_ms = 300        # creating a context takes this long (it succeeds)
+//   handle_open_delay_ms = 300    # opening a peer's memory takes this long: a legacy
+//                                 #   handle (cuIpcOpenMemHandle_v2) or a cuMem
+//                                 #   descriptor (cuMemImportFromShareableHandle)
+//   host_numa_id = 0              # CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (default 0)
+//   fabric_states = ["completed", "in-progress"]
+//                                 # each GPU's NVSwitch fabric, by position, as
+//                                 #   nvmlDeviceGetGpuFabricInfoV answers it ("not-supported",
+//                                 #   "not-started", "in-progress", "completed"); absent: the
+//                                 #   call answers NOT_SUPPORTED
 //   listed_processes = [{ pid = 4242, mib = 528 }]
 //                                 # every GPU's process list also names these
 //                                 #   (after the fixture's other_processes)
@@ -19,6 +28,8 @@
 //   cuda_order = [1, 0]           # CUDA's enumeration order as fixture
 //                                 #   positions (CUDA_DEVICE_ORDER=FASTEST_FIRST)
 //   failing_calls = [{ function = "nvmlDeviceGetMemoryInfo", gpu = 1, error = 999 }]
+//                                 # "cuMemCreate.host_numa" fails only host NUMA memory;
+//                                 #   "cuIpcGetMemHandle" is asked at export (legacy)
 //
 // Each GPU's optional [gpus.health] table (gpu_fixture.h) is what the fake
 // NVML's health queries answer; its nvlinks and pcie and the [[links]] what
@@ -48,6 +59,9 @@ struct Machine {
     int cuda_init_error = 0;
     int cuda_init_delay_ms = 0;
     int context_delay_ms = 0;  // cuDevicePrimaryCtxRetain sleeps this long, then succeeds
+    int handle_open_delay_ms = 0;  // cuIpcOpenMemHandle_v2 and cuMemImportFromShareableHandle sleep this long
+    int host_numa_id = 0;
+    std::vector<int> fabric_states;  // NVML_GPU_FABRIC_STATE_* by GPU position; empty: no fabric
     struct ListedProcess {
         long pid = 0;
         unsigned long long mib = 0;

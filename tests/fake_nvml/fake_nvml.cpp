@@ -362,6 +362,17 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetPciInfo_v3(nvml::Device device, nvml::PciI
     return nvml::SUCCESS;
 }
 
+FAKE_EXPORT nvml::Return nvmlDeviceGetGpuFabricInfoV(nvml::Device device, nvml::GpuFabricInfoV2* info) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetGpuFabricInfoV", current, gpu); code != nvml::SUCCESS) return code;
+    if (!info || info->version != nvml::gpu_fabric_info_v2) return nvml::ERROR_INVALID_ARGUMENT;
+    if (current->fabric_states.empty()) return nvml::ERROR_NOT_SUPPORTED;
+    info->state = static_cast<unsigned char>(current->fabric_states[gpu]);
+    info->status = 0;
+    return nvml::SUCCESS;
+}
+
 FAKE_EXPORT nvml::Return nvmlDeviceGetP2PStatus(nvml::Device first, nvml::Device second, int index, int* status) {
     std::shared_ptr<const fake::Machine> current;
     std::size_t a = 0, b = 0;

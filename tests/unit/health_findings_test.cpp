@@ -112,7 +112,9 @@ TEST_CASE("each GPU signal becomes a finding at its policy's level", "[health]")
     gpu.health.memory_used_mib = 100;
     gpu.health.other_processes = 1;
     gpu.health.mig_mode = true;
+    gpu.fabric = GpuFabric{FabricState::in_progress, 0};
     inventory.gpus.push_back(gpu);
+    inventory.driver.version = "580.95.05";
     const auto findings = evaluate_health(inventory, policy);
     REQUIRE(findings.size() == health::gpu_signals().size());
     for (std::size_t i = 0; i < findings.size(); ++i) {
@@ -125,7 +127,29 @@ TEST_CASE("each GPU signal becomes a finding at its policy's level", "[health]")
     CHECK(find(findings, "uncorrected_ecc")->words.find("2 uncorrected ECC memory errors") != std::string::npos);
     CHECK(find(findings, "memory_in_use")->words.find("100 MiB of memory in use by 1 other process") !=
           std::string::npos);
+    CHECK(find(findings, "fabric_not_ready")->words.find("fabric is in-progress") != std::string::npos);
+    CHECK(find(findings, "fabric_not_ready")->words.find("nvidia-fabricmanager service on the host, of the same "
+                                                          "version as the driver (580.95.05)") != std::string::npos);
     CHECK(worst_level(findings) == HealthLevel::failed);
+}
+
+TEST_CASE("a fabric that is set up, or that the GPU does not have, is no finding", "[health]") {
+    const HealthPolicy policy = load_recipes({kBuiltin}).policy;
+    for (const GpuFabric fabric : {GpuFabric{FabricState::completed, 0}, GpuFabric{FabricState::not_supported, 0}}) {
+        Inventory inventory;
+        Gpu gpu = h100(0);
+        gpu.fabric = fabric;
+        inventory.gpus.push_back(gpu);
+        CHECK(evaluate_health(inventory, policy).empty());
+    }
+    Inventory failed;
+    Gpu gpu = h100(0);
+    gpu.fabric = GpuFabric{FabricState::completed, 999};  // set up, with an error
+    failed.gpus.push_back(gpu);
+    const auto findings = evaluate_health(failed, policy);
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].signal == "fabric_not_ready");
+    CHECK(findings[0].words.find("set up with an error (NVML status 999)") != std::string::npos);
 }
 
 TEST_CASE("memory in use counts from the policy's limit when no process is listed", "[health]") {

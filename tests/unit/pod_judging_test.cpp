@@ -448,7 +448,7 @@ TEST_CASE("judge_pod puts it together: findings in order, settings planned, host
     ContainerLimits limits;
     limits.shm_bytes = 64ull << 20;
     const RecipeSet& recipes = builtin();
-    const PodReport pod = judge_pod(inventory, recipes, recipes.workloads.at("generic"), checks, limits, {});
+    const PodReport pod = judge_pod(inventory, recipes, recipes.workloads.at("generic"), checks, limits, {}, {}, {});
     std::vector<std::string> signals;
     for (const auto& finding : pod.findings) signals.push_back(finding.signal);
     CHECK(signals == std::vector<std::string>{"p2p_broken", "mixed_gpus", "shm_too_small"});

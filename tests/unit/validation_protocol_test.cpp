@@ -217,22 +217,30 @@ TEST_CASE("link commands and their answers round-trip", "[validation][protocol][
     CHECK(host->kind == LinkCommand::Kind::host_link);
     CHECK(host->bytes == std::size_t{32} << 20);
     CHECK(host->repeats == 3);
-    const auto exported = parse_link_command(format_export_command(5, 1 << 26));
+    const auto exported = parse_link_command(format_export_command(5, 1 << 26, PeerPath::cumem_fd));
     REQUIRE(exported);
     CHECK(exported->kind == LinkCommand::Kind::export_buffer);
     CHECK(exported->gpu == 5);
-    const auto pull = parse_link_command(format_pull_command(2, 1 << 26, 3, "0a1b2c"));
+    CHECK(exported->path == PeerPath::cumem_fd);
+    const auto pull = parse_link_command(format_pull_command(2, 1 << 26, 3, PeerPath::legacy_ipc, "0a1b2c"));
     REQUIRE(pull);
     CHECK(pull->kind == LinkCommand::Kind::pull);
     CHECK(pull->gpu == 2);
+    CHECK(pull->path == PeerPath::legacy_ipc);
     CHECK(pull->handle == "0a1b2c");
+    const auto memory = parse_link_command(format_host_memory_command());
+    REQUIRE(memory);
+    CHECK(memory->kind == LinkCommand::Kind::host_memory);
     CHECK_FALSE(parse_link_command("pull 2"));
-    CHECK_FALSE(parse_link_command("export 1 0"));
+    CHECK_FALSE(parse_link_command("export 1 0 cumem-fd"));
+    CHECK_FALSE(parse_link_command("export 1 64 by-pigeon"));  // no such path
+    CHECK_FALSE(parse_link_command("pull 2 64 3 0a1b2c"));     // no path
     CHECK_FALSE(parse_link_command("reboot"));
 
     HostLinkLine link{true, 51.25, 50.5, PcieLink{5, 16, 0, 0}, "32 MiB"};
     PulledLine wrong;
     wrong.from = 3;
+    wrong.path = PeerPath::cumem_fd;
     wrong.status = PeerCopyStatus::wrong_bytes;
     wrong.gb_per_s = 371.5;
     wrong.detail = "1 of 8388608 words wrong, the first at byte 33554432";
@@ -240,21 +248,36 @@ TEST_CASE("link commands and their answers round-trip", "[validation][protocol][
     refused.from = 4;
     refused.status = PeerCopyStatus::skipped;
     refused.no_peer_access = true;
-    const WorkerOutput output = parse_worker_output(format_host_link_line(link) + "\n" +
-                                                    format_exported_line({true, "00ff", ""}) + "\n" +
-                                                    format_pulled_line(wrong) + "\n" + format_pulled_line(refused) +
-                                                    "\n");
+    PulledLine unshared;
+    unshared.from = 4;
+    unshared.path = PeerPath::cumem_fd;
+    unshared.status = PeerCopyStatus::error;
+    unshared.path_failed = true;
+    unshared.detail = "cuMemImportFromShareableHandle: CUDA error 101";
+    const WorkerOutput output = parse_worker_output(
+        format_host_link_line(link) + "\n" + format_exported_line({true, PeerPath::cumem_fd, "sock", ""}) + "\n" +
+        format_exported_line({false, PeerPath::legacy_ipc, "", "cudaIpcGetMemHandle failed"}) + "\n" +
+        format_pulled_line(wrong) + "\n" + format_pulled_line(refused) + "\n" + format_pulled_line(unshared) + "\n" +
+        format_host_memory_line({false, 1, "cuMemCreate (host NUMA memory): CUDA error 304"}) + "\n");
     CHECK(output.unparsed.empty());
     REQUIRE(output.host_link);
     CHECK(output.host_link->h2d_gb_per_s == 51.25);
     REQUIRE(output.host_link->link);
     CHECK(output.host_link->link->generation == 5);
     CHECK(output.host_link->link->width == 16);
-    REQUIRE(output.exported);
-    CHECK(output.exported->handle == "00ff");
-    REQUIRE(output.pulled.count(3));
-    CHECK(output.pulled.at(3).status == PeerCopyStatus::wrong_bytes);
-    CHECK(output.pulled.at(3).detail == wrong.detail);
-    REQUIRE(output.pulled.count(4));
-    CHECK(output.pulled.at(4).no_peer_access);
+    REQUIRE(output.exported.count(PeerPath::cumem_fd));
+    CHECK(output.exported.at(PeerPath::cumem_fd).handle == "sock");
+    REQUIRE(output.exported.count(PeerPath::legacy_ipc));
+    CHECK_FALSE(output.exported.at(PeerPath::legacy_ipc).ok);
+    REQUIRE(output.pulled.count({3, PeerPath::cumem_fd}));
+    CHECK(output.pulled.at({3, PeerPath::cumem_fd}).status == PeerCopyStatus::wrong_bytes);
+    CHECK(output.pulled.at({3, PeerPath::cumem_fd}).detail == wrong.detail);
+    REQUIRE(output.pulled.count({4, PeerPath::legacy_ipc}));
+    CHECK(output.pulled.at({4, PeerPath::legacy_ipc}).no_peer_access);
+    REQUIRE(output.pulled.count({4, PeerPath::cumem_fd}));
+    CHECK(output.pulled.at({4, PeerPath::cumem_fd}).path_failed);
+    CHECK(output.pulled.at({4, PeerPath::cumem_fd}).detail == unshared.detail);
+    REQUIRE(output.host_memory);
+    CHECK_FALSE(output.host_memory->ok);
+    CHECK(output.host_memory->numa_node == 1);
 }

@@ -1,0 +1,81 @@
+#include "pod/nccl_judgement.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace provision {
+namespace {
+
+std::string nccl_name(const std::optional<NcclLibrary>& nccl) {
+    return nccl && !nccl->version.empty() ? "NCCL " + nccl->version : std::string("the workload's NCCL");
+}
+
+int major_of(const std::string& version) { return std::atoi(version.c_str()); }
+
+// Writes name=value unless the user set the variable: then their value
+// stays, and the finding says so.
+std::string setting(NcclJudgement& judgement, const std::map<std::string, std::string>& environment,
+                    const std::string& name, const std::string& value) {
+    const auto it = environment.find(name);
+    if (it == environment.end()) {
+        if (std::none_of(judgement.write.begin(), judgement.write.end(),
+                         [&](const auto& entry) { return entry.first == name; }))
+            judgement.write.emplace_back(name, value);
+        return fmt::format("{}={} is written", name, value);
+    }
+    if (it->second != value &&
+        std::none_of(judgement.kept.begin(), judgement.kept.end(), [&](const auto& kept) { return kept.name == name; }))
+        judgement.kept.push_back({name, it->second, value, ""});
+    return fmt::format("the environment's {}={} stays", name, it->second);
+}
+
+}  // namespace
+
+NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths& paths, const Inventory& inventory,
+                         const CopyChecks& checks, const HostFacts& host, const HealthPolicy& policy,
+                         const std::map<std::string, std::string>& environment) {
+    NcclJudgement judgement;
+    const auto add = [&](int gpu, const std::string& signal, std::string words) {
+        const int nvml = gpu >= 0 && gpu < static_cast<int>(inventory.gpus.size()) ? inventory.gpus[gpu].nvml_index : -1;
+        judgement.findings.push_back({gpu, nvml, signal, policy.level(signal), std::move(words)});
+    };
+    if (nccl && !nccl->cuda.empty() && !inventory.driver.cuda.empty() &&
+        major_of(nccl->cuda) > major_of(inventory.driver.cuda))
+        add(-1, "nccl_driver_too_old",
+            fmt::format("{} ({}) is built for CUDA {}, but the driver runs CUDA {} at most: NCCL cannot start; install "
+                        "an NCCL (and torch) built for CUDA {}, or a newer driver",
+                        nccl_name(nccl), nccl->path, nccl->cuda, inventory.driver.cuda, inventory.driver.cuda));
+
+    for (const PeerCopyResult& pair : checks.pairs) {
+        if (pair.failed_path != PeerPath::cumem_fd || pair.path != PeerPath::legacy_ipc ||
+            pair.status != PeerCopyStatus::passed)
+            continue;
+        add(pair.first, "cumem_p2p_failed",
+            fmt::format("GPUs {} and {}: {} shares peer memory through cuMem file descriptors (P2P/CUMEM), which fails "
+                        "here ({}); legacy CUDA IPC works, so {} and NCCL takes it",
+                        pair.first, pair.second, nccl_name(nccl), pair.failed_path_detail,
+                        setting(judgement, environment, "NCCL_CUMEM_ENABLE", "0")));
+    }
+    for (const HostMemoryResult& memory : checks.host_memory) {
+        if (memory.ok) continue;
+        std::string cause;
+        if (host.mempolicy_refused)
+            cause = "; this process may not call get_mempolicy (a seccomp filter: Docker's default profile allows it "
+                    "only with --cap-add SYS_NICE)";
+        else if (host.seccomp_mode == 2)
+            cause = "; the process runs under a seccomp filter, which may refuse NUMA calls (Docker: --cap-add "
+                    "SYS_NICE)";
+        add(memory.gpu, "cumem_host_failed",
+            fmt::format("GPU {}: {} takes its host buffers from cuMem at host NUMA node {}, which fails here ({}){}; {}, "
+                        "so NCCL uses /dev/shm{}",
+                        memory.gpu, nccl_name(nccl), memory.numa_node, memory.detail, cause,
+                        setting(judgement, environment, "NCCL_CUMEM_HOST_ENABLE", "0"),
+                        paths.falls_back_from_cumem_host
+                            ? " (this NCCL would also fall back by itself, with a warning)"
+                            : " (this NCCL, older than 2.26.3, would otherwise fail with CUDA error 217)"));
+    }
+    return judgement;
+}
+
+}  // namespace provision

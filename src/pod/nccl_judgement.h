@@ -1,0 +1,38 @@
+// The workload's NCCL against what the copy check found on its paths
+// (nccl/nccl_paths.h says which it takes):
+//   cumem_p2p_failed   a pair's memory could not be shared through cuMem, and
+//                      legacy IPC worked: NCCL_CUMEM_ENABLE=0 makes NCCL take it
+//   cumem_host_failed  host memory from cuMem at a GPU's host NUMA node failed:
+//                      NCCL_CUMEM_HOST_ENABLE=0 makes NCCL use /dev/shm (named:
+//                      a seccomp profile refusing get_mempolicy, Docker's
+//                      default without --cap-add SYS_NICE)
+//   nccl_driver_too_old  NCCL was built for a newer CUDA than the driver runs
+// A variable the user set is never replaced: the finding says which value stays.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "env/env_settings.h"
+#include "gpu/copy_check.h"
+#include "gpu/inventory.h"
+#include "health/findings.h"
+#include "nccl/nccl_library.h"
+#include "nccl/nccl_paths.h"
+#include "pod/host_facts.h"
+
+namespace provision {
+
+struct NcclJudgement {
+    std::vector<Finding> findings;
+    std::vector<std::pair<std::string, std::string>> write;  // NCCL_CUMEM_ENABLE=0, NCCL_CUMEM_HOST_ENABLE=0
+    std::vector<KeptVariable> kept;                          // the user's values that stay
+};
+
+NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths& paths, const Inventory& inventory,
+                         const CopyChecks& checks, const HostFacts& host, const HealthPolicy& policy,
+                         const std::map<std::string, std::string>& environment);
+
+}  // namespace provision

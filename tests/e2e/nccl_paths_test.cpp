@@ -1,0 +1,304 @@
+// The workload's NCCL and the paths it takes, end to end on the fakes: a
+// venv whose torch carries an nvidia-nccl-cu13 wheel (or none, or the
+// system's NCCL through the loader's folders), a fake libnccl.so.2 holding
+// only NCCL's build string, and the fake libcuda acting out cuMem sharing
+// (a real descriptor sent to the peer worker over its UNIX socket), legacy
+// IPC and host NUMA memory, each able to fail as containers make them fail.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "harness.h"
+#include "support/reliability_record.h"
+
+using e2e::TempDir;
+using e2e::findings_of;
+using e2e::has;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string test_data(const std::string& file) { return std::string(PROVISION_NATIVE_TEST_DATA) + "/" + file; }
+
+bool skip_without_prerequisites() {
+    if (!PROVISION_FAULT_INJECTION) {
+        WARN("skipped: built without fault injection (PROVISION_FAULT_INJECTION=OFF), so no simulated worker");
+        return true;
+    }
+    if (!PROVISION_NATIVE_HAVE_CUDA_DATA) {
+        WARN("skipped: no nvcc to build a CUDA torch library for the venv");
+        return true;
+    }
+    return false;
+}
+
+void write_dist_info(const std::string& site, const std::string& name, const std::string& version) {
+    const std::string folder = fmt::format("{}/{}-{}.dist-info", site, name, version);
+    fs::create_directories(folder);
+    e2e::write_file(folder + "/METADATA", fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
+}
+
+// A venv whose torch 2.11 (CUDA 13.0) carries the nvidia-nccl-cu13 2.28.9
+// wheel when `wheel`; returns its python.
+std::string venv(const TempDir& dir, bool wheel) {
+    const std::string root = dir.file("venv");
+    const std::string site = root + "/lib/python3.12/site-packages";
+    fs::create_directories(site + "/torch/lib");
+    write_dist_info(site, "torch", "2.11.0+cu130");
+    e2e::write_file(site + "/torch/version.py", "__version__ = '2.11.0+cu130'\ncuda: Optional[str] = '13.0'\n");
+    fs::copy_file(test_data("cuda/libtorch_cuda.so"), site + "/torch/lib/libtorch_cuda.so");
+    if (wheel) {
+        write_dist_info(site, "nvidia_nccl_cu13", "2.28.9");
+        fs::create_directories(site + "/nvidia/nccl/lib");
+        fs::copy_file(test_data("nccl/wheel/nccl_wheel.so"), site + "/nvidia/nccl/lib/libnccl.so.2");
+    }
+    fs::create_directories(root + "/bin");
+    e2e::write_file(root + "/pyvenv.cfg", "home = /nonexistent/bin\nversion = 3.12.3\n");
+    e2e::write_file(root + "/bin/python3", "#!/bin/sh\n");
+    return root + "/bin/python3";
+}
+
+// Two H100s joined by NV18, driver 580 (CUDA 13.0), with `faults` for the fakes.
+std::string machine(const TempDir& dir, const std::string& faults) {
+    std::string text = "[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n";
+    for (int gpu = 0; gpu < 2; ++gpu)
+        text += fmt::format("\n[[gpus]]\nname = \"NVIDIA H100 80GB HBM3\"\ncompute_capability = \"9.0\"\n"
+                            "memory_mib = 81559\nuuid = \"GPU-{}0000000-0000-4000-8000-000000000000\"\nnvlinks = 18\n",
+                            gpu + 1);
+    text += "\n[[links]]\ngpus = [0, 1]\ntopology = \"NV18\"\np2p = \"ok\"\n";
+    if (!faults.empty()) text += "\n[faults]\n" + faults + "\n";
+    const std::string path = dir.file("machine.toml");
+    e2e::write_file(path, text);
+    return path;
+}
+
+e2e::Result run(const TempDir& dir, const std::string& python, const std::string& machine_file,
+                std::map<std::string, std::string> extra = {}, std::vector<std::string> args = {}) {
+    std::map<std::string, std::string> env = {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                                              {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+                                              {"PROVISION_FAKE_GPU_FIXTURE", machine_file},
+                                              {"PROVISION_TEST_WORKER", "simulate"},
+                                              {"PROVISION_DETECT_TIMEOUT", "10"},
+                                              {"PATH", dir.file("no-bin")},
+                                              {"HOME", dir.file("no-home")}};
+    for (auto& [name, value] : extra) env[name] = value;
+    std::vector<std::string> all = {"--check", "--json", "--python", python, "--env-file", dir.file("env")};
+    all.insert(all.end(), args.begin(), args.end());
+    return e2e::provision(all, env);
+}
+
+// The NCCL variables the env file sets (those it leaves unset are left out).
+std::map<std::string, std::string> nccl_settings(const TempDir& dir) {
+    auto values = e2e::source_env_file(dir.file("env"), {"NCCL_CUMEM_ENABLE", "NCCL_CUMEM_HOST_ENABLE",
+                                                          "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL"});
+    std::erase_if(values, [](const auto& entry) { return entry.second.empty(); });
+    return values;
+}
+
+}  // namespace
+
+TEST_CASE("nccl: the wheel beside torch is read, and the pair is checked the way it shares memory", "[nccl]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    const auto result = run(dir, venv(dir, true), machine(dir, ""), {}, {"--explain"});
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    REQUIRE(report.contains("nccl"));
+    CHECK(report["nccl"]["version"] == "2.28.9");
+    CHECK(report["nccl"]["cuda"] == "13.0");  // the build string, not the RAS banner beside it
+    CHECK(report["nccl"]["source"] == "wheel");
+    CHECK(has(report["nccl"]["path"].get<std::string>(), "/site-packages/nvidia/nccl/lib/libnccl.so.2"));
+    CHECK(report["nccl"]["peer_path"] == "cumem-fd");
+    CHECK(report["nccl"]["host_memory"] == "cumem");
+    REQUIRE(report["links"].size() == 1);
+    CHECK(report["links"][0]["check"]["status"] == "passed");
+    CHECK(report["links"][0]["check"]["path"] == "cumem-fd");
+    CHECK_FALSE(report["links"][0]["check"].contains("failed_path"));
+    for (const auto& gpu : report["gpus"]) {
+        CHECK(gpu["nccl_host_memory"]["status"] == "passed");
+        CHECK(gpu["nccl_host_memory"]["numa_node"] == 0);
+    }
+    CHECK(report["verdict"] == "ok");
+    CHECK(nccl_settings(dir).empty());
+    CHECK(has(result.err, "NCCL: 2.28.9 (wheel, built for CUDA 13.0"));
+    CHECK(has(result.err, "peer memory: cumem-fd (NCCL 2.28.9 shares peer memory through cuMem by default"));
+}
+
+TEST_CASE("nccl: an old NCCL of the system's takes legacy IPC, and none checks nothing of cuMem", "[nccl]") {
+    if (skip_without_prerequisites()) return;
+    SECTION("the system's NCCL 2.18.5, found through the loader's folders") {
+        TempDir dir;
+        const std::string system = dir.file("system-lib");
+        fs::create_directories(system);
+        fs::copy_file(test_data("nccl/system/nccl_system.so"), system + "/libnccl.so.2");
+        const auto result = run(dir, venv(dir, false), machine(dir, ""), {{"PROVISION_TEST_SYSTEM_LIBRARIES", system}});
+        INFO(result.err);
+        const auto report = e2e::report(result);
+        CHECK(report["nccl"]["version"] == "2.18.5");
+        CHECK(report["nccl"]["cuda"] == "12.2");
+        CHECK(report["nccl"]["source"] == "system");
+        CHECK(report["nccl"]["peer_path"] == "legacy-ipc");
+        CHECK(report["nccl"]["host_memory"] == "shm");
+        CHECK(report["links"][0]["check"]["path"] == "legacy-ipc");
+        CHECK(report["links"][0]["check"]["status"] == "passed");
+        CHECK_FALSE(report["gpus"][0].contains("nccl_host_memory"));
+    }
+    SECTION("NCCL_CUMEM_ENABLE=0 in the environment") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, ""), {{"NCCL_CUMEM_ENABLE", "0"}});
+        INFO(result.err);
+        const auto report = e2e::report(result);
+        CHECK(report["nccl"]["peer_path"] == "legacy-ipc");
+        CHECK(report["links"][0]["check"]["path"] == "legacy-ipc");
+        CHECK(report["links"][0]["check"]["status"] == "passed");
+    }
+    SECTION("no NCCL: no nccl entry, the legacy path as CUDA programs take it") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, false), machine(dir, ""));
+        INFO(result.err);
+        const auto report = e2e::report(result);
+        CHECK_FALSE(report.contains("nccl"));
+        CHECK(report["links"][0]["check"]["path"] == "legacy-ipc");
+        CHECK(result.exit_code == 0);
+    }
+}
+
+TEST_CASE("nccl: cuMem sharing fails where legacy IPC works: NCCL_CUMEM_ENABLE=0, unless the user set it",
+          "[nccl]") {
+    if (skip_without_prerequisites()) return;
+    const std::string failing = "failing_calls = [{ function = \"cuMemImportFromShareableHandle\", gpu = 1, error = 101 }]";
+    SECTION("written") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, failing));
+        INFO(result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        const auto& check = report["links"][0]["check"];
+        CHECK(check["status"] == "passed");
+        CHECK(check["path"] == "legacy-ipc");
+        CHECK(check["failed_path"]["path"] == "cumem-fd");
+        CHECK(has(check["failed_path"]["detail"].get<std::string>(), "cuMemImportFromShareableHandle: CUDA error 101"));
+        const auto findings = findings_of(report, "cumem_p2p_failed");
+        REQUIRE(findings.size() == 1);
+        CHECK(findings[0]["level"] == "degraded");
+        CHECK(has(findings[0]["message"].get<std::string>(), "NCCL_CUMEM_ENABLE=0 is written"));
+        CHECK(report["verdict"] == "degraded");
+        CHECK(nccl_settings(dir) == std::map<std::string, std::string>{{"NCCL_CUMEM_ENABLE", "0"}});
+        reliability::record("nccl", "cuMem peer memory cannot be imported (CUDA error 101) where legacy IPC works",
+                            "the pair checked again through legacy IPC and passed; cumem_p2p_failed (degraded); "
+                            "NCCL_CUMEM_ENABLE=0 written",
+                            "the workload, told to take legacy IPC");
+    }
+    SECTION("the user's own value stays") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, failing), {{"NCCL_CUMEM_ENABLE", "1"}});
+        INFO(result.err);
+        const auto report = e2e::report(result);
+        const auto findings = findings_of(report, "cumem_p2p_failed");
+        REQUIRE(findings.size() == 1);
+        CHECK(has(findings[0]["message"].get<std::string>(), "the environment's NCCL_CUMEM_ENABLE=1 stays"));
+        CHECK(nccl_settings(dir) == std::map<std::string, std::string>{{"NCCL_CUMEM_ENABLE", "1"}});
+    }
+}
+
+TEST_CASE("nccl: both paths fail: the pair is broken and NCCL is told to leave P2P alone", "[nccl]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    const auto result = run(dir, venv(dir, true),
+                            machine(dir, "failing_calls = [{ function = \"cuMemImportFromShareableHandle\", gpu = 1, "
+                                         "error = 101 }, { function = \"cuIpcOpenMemHandle_v2\", gpu = 1, error = 999 }]"));
+    INFO(result.err);
+    const auto report = e2e::report(result);
+    CHECK(report["links"][0]["state"] == "broken");
+    CHECK(report["links"][0]["check"]["path"] == "legacy-ipc");
+    const auto broken = findings_of(report, "p2p_broken");
+    REQUIRE(broken.size() == 1);
+    CHECK(has(broken[0]["message"].get<std::string>(), "after cumem-fd failed"));
+    CHECK(findings_of(report, "cumem_p2p_failed").empty());
+    CHECK(nccl_settings(dir) == std::map<std::string, std::string>{{"NCCL_P2P_DISABLE", "1"}});
+    reliability::record("nccl", "cuMem and legacy IPC both fail between two NVLink GPUs",
+                        "p2p_broken naming both failures; NCCL_P2P_DISABLE=1 written, no NCCL_CUMEM_ENABLE",
+                        "the pair's peer path");
+}
+
+TEST_CASE("nccl: cuMem host memory at the NUMA node fails: NCCL_CUMEM_HOST_ENABLE=0", "[nccl]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    const auto result = run(dir, venv(dir, true),
+                            machine(dir, "failing_calls = [{ function = \"cuMemCreate.host_numa\", gpu = 0, error = 217 }]"));
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    CHECK(report["gpus"][0]["nccl_host_memory"]["status"] == "failed");
+    CHECK(has(report["gpus"][0]["nccl_host_memory"]["detail"].get<std::string>(), "CUDA error 217"));
+    CHECK(report["gpus"][1]["nccl_host_memory"]["status"] == "passed");
+    const auto findings = findings_of(report, "cumem_host_failed");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0]["gpu"] == 0);
+    const std::string message = findings[0]["message"];
+    CHECK(has(message, "NCCL_CUMEM_HOST_ENABLE=0 is written"));
+    CHECK(has(message, "would also fall back by itself"));  // 2.28.9 is newer than 2.26.3
+    CHECK(nccl_settings(dir) == std::map<std::string, std::string>{{"NCCL_CUMEM_HOST_ENABLE", "0"}});
+    reliability::record("nccl", "cuMem host memory at the GPU's NUMA node fails (CUDA error 217)",
+                        "cumem_host_failed (degraded); NCCL_CUMEM_HOST_ENABLE=0 written", "the workload's host buffers");
+}
+
+TEST_CASE("nccl: an NVSwitch fabric not set up is a failed GPU that names the fabric manager", "[nccl][fabric]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    const auto result = run(dir, venv(dir, true), machine(dir, "fabric_states = [\"in-progress\", \"completed\"]"));
+    INFO(result.err);
+    CHECK(result.exit_code == 5);
+    const auto report = e2e::report(result);
+    CHECK(report["gpus"][0]["fabric"]["state"] == "in-progress");
+    CHECK(report["gpus"][1]["fabric"]["state"] == "completed");
+    const auto findings = findings_of(report, "fabric_not_ready");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0]["gpu"] == 0);
+    CHECK(findings[0]["level"] == "failed");
+    CHECK(has(findings[0]["message"].get<std::string>(), "nvidia-fabricmanager"));
+    reliability::record("nccl", "a GPU's NVSwitch fabric is still being set up (NVML fabric state in-progress)",
+                        "fabric_not_ready (failed) naming the host's nvidia-fabricmanager; exit 5", "the run");
+}
+
+TEST_CASE("nccl: CUDA's error 802 names the fabric manager", "[nccl][fabric]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    const auto result = run(dir, venv(dir, true), machine(dir, "cuda_init_error = 802"));
+    INFO(result.err);
+    CHECK(result.exit_code == 5);
+    const auto report = e2e::report(result);
+    CHECK(report["validation"]["status"] == "failed");
+    for (const auto& check : report["validation"]["checks"])
+        CHECK(has(check["detail"].get<std::string>(), "nvidia-fabricmanager"));
+}
+
+TEST_CASE("nccl: the host's NUMA nodes and IOMMU groups, read from sysfs", "[nccl][sysfs]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    const std::string sys = dir.file("sys");
+    for (const auto& [node, cpus, kb] : {std::tuple{"node0", "0-15", "4812272"}, std::tuple{"node1", "", "1048576"}}) {
+        fs::create_directories(sys + "/devices/system/node/" + node);
+        e2e::write_file(sys + "/devices/system/node/" + node + "/cpulist", std::string(cpus) + "\n");
+        e2e::write_file(sys + "/devices/system/node/" + node + "/meminfo",
+                        fmt::format("Node 0 MemTotal:       {} kB\n", kb));
+    }
+    // The fake NVML puts GPU 0 at 0000:18:00.0 and GPU 1 at 0000:20:00.0.
+    for (const char* bus : {"0000:18:00.0", "0000:20:00.0"}) {
+        fs::create_directories(sys + "/bus/pci/devices/" + bus + "/iommu_group");
+        e2e::write_file(sys + "/bus/pci/devices/" + bus + "/iommu_group/type", "DMA-FQ\n");
+    }
+    const auto result = run(dir, venv(dir, true), machine(dir, ""),
+                            {{"PROVISION_TEST_SYSFS", sys}, {"PROVISION_TEST_FAULT", "link=wrong-bytes"}});
+    INFO(result.err);
+    const auto report = e2e::report(result);
+    CHECK(report["container"]["numa_nodes_without_cpus"] == nlohmann::json::array({1}));
+    const auto broken = findings_of(report, "p2p_broken");
+    REQUIRE(broken.size() == 1);
+    const std::string message = broken[0]["message"];
+    CHECK(has(message, "a translating IOMMU on GPU 0 (0000:18:00.0, IOMMU group type DMA-FQ)"));
+    CHECK(has(message, "iommu=pt"));
+}
