@@ -313,7 +313,6 @@ Plan plan_run(const Options& options) {
 }
 
 int carry_out(Plan plan, const Options& options) {
-    check_publish_settings(plan, options);
     Report& report = plan.report;
     PhaseClock& clock = report.timings;
     // --check and --repeat write the env file only where asked to.

@@ -28,10 +28,6 @@ PublishedRun finished_run(const Plan& plan, const Options& options) {
 
 }  // namespace
 
-void check_publish_settings(const Plan& plan, const Options& options) {
-    if (options.check || !options.publish.node_labels.empty()) (void)node_label_prefix(&plan.recipes);
-}
-
 void remove_published_files_at_termination(Options& options) {
     options.publish.remove_at_termination = true;
     for (const auto* path : {&options.publish.node_labels, &options.publish.metrics})

@@ -11,10 +11,6 @@
 
 namespace provision {
 
-// --check lints the [node_labels] prefix like every recipe key, and labels
-// need it valid: Error(invalid_input) at the recipe's position otherwise.
-void check_publish_settings(const Plan& plan, const Options& options);
-
 // From the start of the run: a signal that stops provision (SIGTERM, SIGINT,
 // SIGHUP; before the handoff, or at any time with --repeat) removes the
 // labels and metrics files, so that no claim outlives a run that could not

@@ -42,6 +42,12 @@ inline bool is_valid_variable_name(std::string_view name) {
 
 // How much of a user value an error message echoes (README, "Messages").
 constexpr std::size_t kLongestEchoedValue = 64;
+// How much of a path a message echoes (PATH_MAX): a path says where the
+// input is, so it is escaped but not cut to kLongestEchoedValue.
+constexpr std::size_t kLongestPath = 4096;
+// The most of one error message that is printed: a message may list names
+// the recipes define, and recipes are input too.
+constexpr std::size_t kLongestMessage = 4096;
 
 // `text` safe to print on one terminal line: control characters (ESC, CR,
 // LF, NUL, DEL, C1 controls) as \xNN escapes, and beyond `max_bytes` cut

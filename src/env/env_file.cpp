@@ -6,6 +6,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/text.h"
 
 namespace provision {
 
@@ -38,10 +39,10 @@ void write_env_file_atomically(const std::string& path, const std::string& conte
         throw Error(ExitCode::io_failure,
                     fmt::format("will not write the env file {}: {}, and is left as it is "
                                 "(an env file replaces only a regular file; --env-file {} discards the settings)",
-                                path, failure->message(), kDiscardedEnvFile));
+                                printable(path, kLongestPath), failure->message(), kDiscardedEnvFile));
     throw Error(ExitCode::io_failure,
-                fmt::format("cannot write the env file {}: {} (the previous file, if any, is unchanged)", path,
-                            failure->message()));
+                fmt::format("cannot write the env file {}: {} (the previous file, if any, is unchanged)",
+                            printable(path, kLongestPath), failure->message()));
 }
 
 }  // namespace provision

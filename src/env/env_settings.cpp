@@ -10,7 +10,8 @@ namespace provision {
 
 void EnvSettings::set(const std::string& name, const std::string& value) {
     if (!is_valid_variable_name(name))
-        throw Error(ExitCode::invalid_input, fmt::format("'{}' is not a valid environment variable name", name));
+        throw Error(ExitCode::invalid_input, fmt::format("'{}' is not a valid environment variable name",
+                                                         printable(name, kLongestEchoedValue)));
     const auto [it, added] = position_.emplace(name, entries_.size());
     if (added) entries_.emplace_back(name, value);
     else entries_[it->second].second = value;

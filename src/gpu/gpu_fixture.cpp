@@ -4,11 +4,14 @@
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "core/text.h"
 #include "gpu/detect.h"
 #include "gpu/visible_devices.h"
 #include "toml/toml_reader.h"
@@ -16,6 +19,8 @@
 namespace provision {
 
 namespace {
+
+std::size_t pairs_of(std::size_t gpus) { return gpus * (gpus - (gpus > 0)) / 2; }
 
 std::string required_string(TableReader& reader, const std::string& key) {
     auto value = reader.string(key);
@@ -34,7 +39,8 @@ Driver read_driver(const toml::table& table, const std::string& file) {
     driver.cuda = required_string(reader, "cuda");
     if (!ComputeCapability::parse(driver.cuda))
         throw_at(*reader.node("cuda"), file,
-                 fmt::format("'cuda' in [driver] must be a CUDA version like \"13.0\", not \"{}\"", driver.cuda));
+                 fmt::format("'cuda' in [driver] must be a CUDA version like \"13.0\", not \"{}\"",
+                             printable(driver.cuda, kLongestEchoedValue)));
     return driver;
 }
 
@@ -46,12 +52,15 @@ std::optional<bool> optional_bool(TableReader& reader, const std::string& key) {
     return node->as_boolean()->get();
 }
 
-std::optional<std::uint64_t> optional_count(TableReader& reader, const std::string& key) {
-    const toml::node* node = reader.node(key);
-    if (!node) return std::nullopt;
-    if (!node->is_integer() || node->as_integer()->get() < 0)
-        throw_at(*node, reader.file(), fmt::format("'{}' in {} must be an integer of 0 or more", key, reader.where()));
-    return static_cast<std::uint64_t>(node->as_integer()->get());
+// A count of 0 or more that fits `Count` (NVML's types: unsigned long long
+// for error counts and memory, unsigned int for processes).
+template <typename Count>
+std::optional<Count> optional_count(TableReader& reader, const std::string& key) {
+    constexpr auto most = static_cast<std::int64_t>(
+        std::min<std::uint64_t>(std::numeric_limits<Count>::max(), std::numeric_limits<std::int64_t>::max()));
+    const auto value = reader.integer(key, 0, most);
+    if (!value) return std::nullopt;
+    return static_cast<Count>(*value);
 }
 
 // [gpus.health]: what NVML would report; a key left out is a signal the
@@ -61,16 +70,15 @@ GpuHealth read_health(const toml::node& node, const std::string& file, const std
     if (!node.is_table()) throw_at(node, file, fmt::format("'health' in {} must be a table ([gpus.health])", gpu));
     TableReader reader(*node.as_table(), file, where);
     GpuHealth health;
-    health.uncorrected_ecc_errors = optional_count(reader, "uncorrected_ecc_errors");
+    health.uncorrected_ecc_errors = optional_count<std::uint64_t>(reader, "uncorrected_ecc_errors");
     health.retired_pages_pending = optional_bool(reader, "retired_pages_pending");
     health.row_remap_pending = optional_bool(reader, "row_remap_pending");
     health.row_remap_failure = optional_bool(reader, "row_remap_failure");
     health.thermal_slowdown = optional_bool(reader, "thermal_slowdown");
     health.power_brake_slowdown = optional_bool(reader, "power_brake_slowdown");
     health.hw_slowdown = optional_bool(reader, "hw_slowdown");
-    health.memory_used_mib = optional_count(reader, "memory_used_mib");
-    if (const auto processes = optional_count(reader, "other_processes"))
-        health.other_processes = static_cast<unsigned>(*processes);
+    health.memory_used_mib = optional_count<std::uint64_t>(reader, "memory_used_mib");
+    health.other_processes = optional_count<unsigned>(reader, "other_processes");
     health.mig_mode = optional_bool(reader, "mig_mode");
     reader.reject_unknown_keys(gpu_health_keys());
     return health;
@@ -88,20 +96,13 @@ std::optional<NvLinkCount> read_nvlinks(TableReader& reader) {
                      fmt::format("'nvlinks_active' in {} needs 'nvlinks' (how many links the GPU has)", reader.where()));
         return std::nullopt;
     }
-    if (!total->is_integer() || total->as_integer()->get() < 0 || total->as_integer()->get() > kMostNvLinks)
-        throw_at(*total, reader.file(),
-                 fmt::format("'nvlinks' in {} must be an integer from 0 to {}", reader.where(), kMostNvLinks));
     NvLinkCount count;
-    count.total = static_cast<unsigned>(total->as_integer()->get());
+    count.total = static_cast<unsigned>(*reader.integer("nvlinks", 0, kMostNvLinks));
     count.active = count.total;
-    if (active) {
-        if (!active->is_integer() || active->as_integer()->get() < 0 ||
-            active->as_integer()->get() > total->as_integer()->get())
-            throw_at(*active, reader.file(),
-                     fmt::format("'nvlinks_active' in {} must be an integer from 0 to 'nvlinks' ({})", reader.where(),
-                                 count.total));
-        count.active = static_cast<unsigned>(active->as_integer()->get());
-    }
+    if (active)
+        count.active = static_cast<unsigned>(integer_in_range(
+            *active, reader.file(),
+            fmt::format("'nvlinks_active' in {} (of its {} 'nvlinks')", reader.where(), count.total), 0, count.total));
     if (count.total == 0) return std::nullopt;  // NVML lists no link
     return count;
 }
@@ -117,14 +118,14 @@ PcieLink read_pcie(const toml::node& node, const std::string& file, const std::s
     auto figure = [&](const char* key, bool is_width) -> unsigned {
         const toml::node* value = reader.node(key);
         if (!value) throw_at(node, file, fmt::format("{} needs '{}'", where, key));
-        const std::int64_t number = value->is_integer() ? value->as_integer()->get() : -1;
         static constexpr std::int64_t widths[] = {1, 2, 4, 8, 12, 16, 32};
-        const bool valid = is_width ? std::find(std::begin(widths), std::end(widths), number) != std::end(widths)
-                                    : number >= 1 && number <= 7;
-        if (!valid)
+        const std::int64_t number =
+            integer_in_range(*value, file,
+                             fmt::format("'{}' in {} ({})", key, where, is_width ? "a PCIe width" : "a PCIe generation"),
+                             1, is_width ? 32 : 7);
+        if (is_width && std::find(std::begin(widths), std::end(widths), number) == std::end(widths))
             throw_at(*value, file,
-                     fmt::format("'{}' in {} must be {}", key, where,
-                                 is_width ? "a PCIe width: 1, 2, 4, 8, 12, 16 or 32" : "a PCIe generation from 1 to 7"));
+                     fmt::format("'{}' in {} must be a PCIe width: 1, 2, 4, 8, 12, 16 or 32, not {}", key, where, number));
         return static_cast<unsigned>(number);
     };
     PcieLink link;
@@ -156,18 +157,16 @@ Gpu read_gpu(const toml::table& table, const std::string& file, std::size_t posi
     if (!capability) throw_at(table, file, fmt::format("{} needs 'compute_capability'", reader.where()));
     gpu.compute_capability = *capability;
 
-    const toml::node* memory = reader.node("memory_mib");
+    const auto memory = reader.integer("memory_mib", 1, std::numeric_limits<std::int64_t>::max());
     if (!memory) throw_at(table, file, fmt::format("{} needs 'memory_mib'", reader.where()));
-    if (!memory->is_integer() || memory->as_integer()->get() <= 0)
-        throw_at(*memory, file, fmt::format("'memory_mib' in {} must be a positive integer", reader.where()));
-    gpu.memory_mib = static_cast<std::uint64_t>(memory->as_integer()->get());
+    gpu.memory_mib = static_cast<std::uint64_t>(*memory);
 
     if (const auto uuid = reader.string("uuid")) {
         if (!is_gpu_uuid(*uuid))
             throw_at(*reader.node("uuid"), file,
                      fmt::format("'uuid' in {} must look like \"GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\" "
                                  "(hex digits), not \"{}\"",
-                                 reader.where(), *uuid));
+                                 reader.where(), printable(*uuid, kLongestEchoedValue)));
         gpu.uuid = *uuid;
     } else {
         gpu.uuid = synthetic_gpu_uuid(position);
@@ -187,12 +186,9 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
     if (!ends) throw_at(table, file, fmt::format("{} needs 'gpus' (two [[gpus]] positions: gpus = [0, 1])", reader.where()));
     const toml::array* array = ends->as_array();
     const auto position_of = [&](const toml::node& node) {
-        if (!node.is_integer() || node.as_integer()->get() < 0 ||
-            node.as_integer()->get() >= static_cast<std::int64_t>(gpus.size()))
-            throw_at(node, file,
-                     fmt::format("'gpus' in {} holds [[gpus]] positions, 0 to {}", reader.where(),
-                                 static_cast<long long>(gpus.size()) - 1));
-        return static_cast<int>(node.as_integer()->get());
+        return static_cast<int>(integer_in_range(
+            node, file, fmt::format("each of 'gpus' in {} (a [[gpus]] position)", reader.where()), 0,
+            static_cast<std::int64_t>(gpus.size()) - 1));
     };
     if (!array || array->size() != 2)
         throw_at(*ends, file, fmt::format("'gpus' in {} must name two GPUs by position: gpus = [0, 1]", reader.where()));
@@ -208,7 +204,7 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
     if (!word)
         throw_at(*reader.node("topology"), file,
                  fmt::format("'topology' in {} must be one of {}, not \"{}\"", reader.where(),
-                             fmt::join(path_words(), ", "), *topology));
+                             fmt::join(path_words(), ", "), printable(*topology, kLongestEchoedValue)));
     pair.path = word->path;
     pair.nvlinks = word->nvlinks;
     for (const int end : {pair.first, pair.second}) {
@@ -216,7 +212,7 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
         if (pair.path == LinkPath::nvlink && pair.nvlinks > links)
             throw_at(*reader.node("topology"), file,
                      fmt::format("'topology' in {} is {}, but [[gpus]] entry {} has {} NVLink link{} ('nvlinks')",
-                                 reader.where(), *topology, end + 1, links, links == 1 ? "" : "s"));
+                                 reader.where(), path_word(pair.path, pair.nvlinks), end + 1, links, links == 1 ? "" : "s"));
     }
 
     const auto p2p = reader.string("p2p");
@@ -225,33 +221,36 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
     if (!access)
         throw_at(*reader.node("p2p"), file,
                  fmt::format("'p2p' in {} must be one of {}, not \"{}\"", reader.where(),
-                             fmt::join(peer_access_words(), ", "), *p2p));
+                             fmt::join(peer_access_words(), ", "), printable(*p2p, kLongestEchoedValue)));
     pair.p2p = *access;
     return pair;
 }
 
 // Every pair of the machine: those [[links]] lists, the rest SYS without
-// peer access.
+// peer access.  Each entry and each pair is looked up once.
 HostTopology read_links(const toml::node* node, const std::string& file, const std::vector<Gpu>& gpus) {
     HostTopology topology;
+    const std::size_t pairs = pairs_of(gpus.size());
     if (node) {
         const toml::array* array = node->as_array();
         if (!array) throw_at(*node, file, "'links' must be an array of tables: write each pair as [[links]]");
+        if (array->size() > pairs)
+            throw_at((*array)[pairs], file,
+                     fmt::format("[[links]] entry {} is one too many: a fixture of {} GPU{} has {} pair{}, each listed "
+                                 "at most once",
+                                 pairs + 1, gpus.size(), gpus.size() == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s"));
+        std::size_t position = 0;
         for (const toml::node& element : *array) {
             if (!element.is_table()) throw_at(element, file, "each entry of 'links' must be a table ([[links]])");
-            HostPair pair = read_link(*element.as_table(), file, topology.pairs.size(), gpus);
-            if (const HostPair* earlier = topology.find(pair.first, pair.second)) {
-                (void)earlier;
+            const HostPair pair = read_link(*element.as_table(), file, position++, gpus);
+            if (!topology.add(pair))
                 throw_at(element, file,
-                         fmt::format("[[links]] entry {} names GPUs {} and {} again", topology.pairs.size() + 1,
-                                     pair.first, pair.second));
-            }
-            topology.pairs.push_back(pair);
+                         fmt::format("[[links]] entry {} names GPUs {} and {} again", position, pair.first, pair.second));
         }
     }
     for (int a = 0; a < static_cast<int>(gpus.size()); ++a)
         for (int b = a + 1; b < static_cast<int>(gpus.size()); ++b)
-            if (!topology.find(a, b)) topology.pairs.push_back({a, b, LinkPath::sys, 0, PeerAccess::not_supported});
+            if (!topology.find(a, b)) topology.add({a, b, LinkPath::sys, 0, PeerAccess::not_supported});
     return topology;
 }
 
@@ -296,7 +295,7 @@ std::string synthetic_gpu_uuid(std::size_t position) {
 toml::table parse_gpu_fixture_file(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
-        throw Error(ExitCode::invalid_input, fmt::format("{}: GPU fixture file not found", path));
+        throw Error(ExitCode::invalid_input, fmt::format("{}: GPU fixture file not found", printable(path, kLongestPath)));
     return parse_toml(read_regular_file_or_throw(path, kMaxRecipeBytes), path);
 }
 
@@ -312,16 +311,20 @@ GpuFixture read_gpu_fixture(const toml::table& root, const std::string& file,
     if (const toml::node* gpus = top.node("gpus")) {
         const toml::array* array = gpus->as_array();
         if (!array) throw_at(*gpus, file, "'gpus' must be an array of tables: write each GPU as [[gpus]]");
+        if (array->size() > kMostFixtureGpus)
+            throw_at((*array)[kMostFixtureGpus], file,
+                     fmt::format("[[gpus]] entry {} is one too many: a GPU fixture holds at most {} GPUs",
+                                 kMostFixtureGpus + 1, kMostFixtureGpus));
+        std::unordered_map<std::string, int> positions;  // uuid -> [[gpus]] position
         for (const toml::node& element : *array) {
             if (!element.is_table()) throw_at(element, file, "each entry of 'gpus' must be a table ([[gpus]])");
             Gpu gpu = read_gpu(*element.as_table(), file, fixture.gpus.size());
-            for (const Gpu& earlier : fixture.gpus)
-                if (earlier.uuid == gpu.uuid) {
-                    const toml::node* uuid = element.as_table()->get("uuid");
-                    throw_at(uuid ? *uuid : element, file,
-                             fmt::format("[[gpus]] entries {} and {} have the same uuid", earlier.index + 1,
-                                         gpu.index + 1));
-                }
+            if (const auto [earlier, added] = positions.emplace(gpu.uuid, gpu.index); !added) {
+                const toml::node* uuid = element.as_table()->get("uuid");
+                throw_at(uuid ? *uuid : element, file,
+                         fmt::format("[[gpus]] entries {} and {} have the same uuid", earlier->second + 1,
+                                     gpu.index + 1));
+            }
             fixture.gpus.push_back(std::move(gpu));
         }
         if (!fixture.gpus.empty() && !fixture.driver.present)
@@ -343,7 +346,8 @@ Inventory load_gpu_fixture(const std::string& path, const std::optional<std::str
     std::vector<int> positions;
     for (const Gpu& gpu : inventory.gpus) positions.push_back(gpu.nvml_index);
     inventory.pairs = visible_pairs(positions, fixture.topology);
-    if (fixture.gpus.empty()) inventory.notes.push_back(fmt::format("simulated machine without NVIDIA GPUs ({})", path));
+    if (fixture.gpus.empty())
+        inventory.notes.push_back(fmt::format("simulated machine without NVIDIA GPUs ({})", printable(path, kLongestPath)));
     return inventory;
 }
 

@@ -18,14 +18,15 @@
 //                            pcie = { generation = 5, width = 16,
 //                                     max_generation = 5, max_width = 16 }
 //                            (as NVML reads it while the GPU is busy)
-//   [[links]]                one per pair of GPUs, by [[gpus]] position:
+//   [[links]]                at most one per pair of GPUs, by [[gpus]] position:
 //                            gpus = [0, 1], topology = "NV18" (NV<n>, PIX,
 //                            PXB, PHB, NODE or SYS), p2p = "ok" (gpu_links.h's
 //                            words); a pair not listed is SYS with p2p
 //                            "not-supported"
 //
-// No [[gpus]] and no [driver] is a machine without NVIDIA GPUs; GPUs without
-// a [driver] are an error.  Fixture order is CUDA's order.  A GPU without a
+// At most kMostFixtureGpus [[gpus]], so at most 2,016 [[links]]; reading is
+// linear in the entries and the pairs.  No [[gpus]] and no [driver] is a
+// machine without NVIDIA GPUs; GPUs without a [driver] are an error.  Fixture order is CUDA's order.  A GPU without a
 // uuid gets a synthetic one that depends only on its position, so the same
 // file always gives the same UUIDs (CUDA_VISIBLE_DEVICES can name them).
 #pragma once
@@ -40,10 +41,16 @@
 
 namespace provision {
 
+// The most GPUs a fixture holds (a [[gpus]] entry past it is an error at its
+// position), and so the most [[links]]: one per pair, 2,016 for 64 GPUs.
+// More than any NVLink domain of one host; every stage after detection
+// handles the pairs of this many GPUs within the README's memory bound.
+inline constexpr std::size_t kMostFixtureGpus = 64;
+
 struct GpuFixture {
     Driver driver;
     std::vector<Gpu> gpus;  // every GPU of the machine, in CUDA's order; uuid always set
-    HostTopology topology;  // every pair of them, by position
+    HostTopology topology;  // every pair of them, by position; probes() counts the work of reading them
 };
 
 // Parses the file; syntax errors throw Error(invalid_input) naming

@@ -60,11 +60,27 @@ const std::vector<std::string>& peer_access_words() {
     return words;
 }
 
+namespace {
+
+std::uint64_t pair_key(int first, int second) {
+    const auto low = static_cast<std::uint32_t>(std::min(first, second));
+    const auto high = static_cast<std::uint32_t>(std::max(first, second));
+    return (static_cast<std::uint64_t>(low) << 32) | high;
+}
+
+}  // namespace
+
+bool HostTopology::add(const HostPair& pair) {
+    ++probes_;
+    const auto [it, added] = index_.emplace(pair_key(pair.first, pair.second), pairs_.size());
+    if (added) pairs_.push_back(pair);
+    return added;
+}
+
 const HostPair* HostTopology::find(int first, int second) const {
-    for (const HostPair& pair : pairs)
-        if ((pair.first == first && pair.second == second) || (pair.first == second && pair.second == first))
-            return &pair;
-    return nullptr;
+    ++probes_;
+    const auto it = index_.find(pair_key(first, second));
+    return it == index_.end() ? nullptr : &pairs_[it->second];
 }
 
 std::vector<GpuPair> visible_pairs(const std::vector<int>& nvml_indices, const HostTopology& host) {

@@ -6,9 +6,11 @@
 // unknown, never an error.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace provision {
@@ -79,9 +81,23 @@ struct HostPair {
     PeerAccess p2p = PeerAccess::unknown;  // reads and writes: the first of them that is not ok
 };
 
-struct HostTopology {
-    std::vector<HostPair> pairs;           // at most one per pair, in either order
+// The known pairs of a host's GPUs, each at most once (in either order).
+// add() and find() are one hash lookup each, so reading or filling in the
+// pairs of N GPUs is linear in the pairs, never in their square.
+class HostTopology {
+public:
+    // Adds `pair`; false, and nothing added, when the pair is already there.
+    bool add(const HostPair& pair);
     const HostPair* find(int first, int second) const;
+    const std::vector<HostPair>& pairs() const { return pairs_; }
+    // The pairs add() and find() have looked at, one per call: the work,
+    // which tests count (never the time).
+    std::uint64_t probes() const { return probes_; }
+
+private:
+    std::vector<HostPair> pairs_;
+    std::unordered_map<std::uint64_t, std::size_t> index_;  // both GPUs, lower first -> position in pairs_
+    mutable std::uint64_t probes_ = 0;
 };
 
 // A pair of the GPUs the workload sees, by their CUDA indices (first < second).

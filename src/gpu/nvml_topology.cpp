@@ -220,7 +220,7 @@ void read_nvml_topology(const SharedLibrary& library, const std::vector<nvml::De
             pair.nvlinks = nvlinks_joining(links[a], links[b]);
             pair.path = pair.nvlinks > 0 ? LinkPath::nvlink : pcie_path(nvml, devices[a], devices[b]);
             pair.p2p = read_peer_access(nvml, devices[a], devices[b]);
-            report.topology.pairs.push_back(pair);
+            report.topology.add(pair);
         }
 }
 

@@ -17,6 +17,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "core/text.h"
 #include "net/redaction.h"
 
 namespace provision {
@@ -42,7 +43,8 @@ std::uint64_t fnv1a64(const std::string& text) {
 std::string hex(std::uint64_t value) { return fmt::format("{:016x}", value); }
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, int error) {
-    throw Error(ExitCode::io_failure, fmt::format("cannot write {}: {}: {}", path, what, std::strerror(error)));
+    throw Error(ExitCode::io_failure,
+                fmt::format("cannot write {}: {}: {}", printable(path, kLongestPath), what, std::strerror(error)));
 }
 
 // The entries' folder is this user's alone (0700): find() trusts nothing
@@ -61,7 +63,8 @@ void write_atomically(const std::string& path, const std::string& contents) {
     const auto failure =
         write_file_atomically(path, contents, {.mode = 0600, .replace = true, .only_replace_regular_file = false});
     if (failure)
-        throw Error(ExitCode::io_failure, fmt::format("cannot write {}: {}", path, failure->message()));
+        throw Error(ExitCode::io_failure,
+                    fmt::format("cannot write {}: {}", printable(path, kLongestPath), failure->message()));
 }
 
 std::string modification_time(const std::string& path) {
@@ -139,7 +142,8 @@ std::optional<CachedRecipe> RecipeCache::find(const std::string& url) const {
         else if (static_cast<std::size_t>(*bytes) != body->size() || *checksum != hex(fnv1a64(*body)))
             cached.refused = fmt::format("it does not match its metadata ({} bytes, checksum {} recorded; {} bytes, "
                                          "checksum {} found): it was changed after it was fetched",
-                                         *bytes, *checksum, body->size(), hex(fnv1a64(*body)));
+                                         *bytes, printable(*checksum, kLongestEchoedValue), body->size(),
+                                         hex(fnv1a64(*body)));
         else if (etag && plausible_etag(*etag))
             cached.etag = *etag;
     } catch (const toml::parse_error&) {
@@ -182,7 +186,8 @@ std::string RecipeCache::store_unverified(const std::string& url, const std::str
     // Lives until the recipes are loaded (the caller removes it then), or
     // until a signal stops the run.
     if (const auto failure = write_temporary_file(path, 5, body, 0600))
-        throw Error(ExitCode::io_failure, fmt::format("cannot write {}: {}", path, failure->message()));
+        throw Error(ExitCode::io_failure,
+                    fmt::format("cannot write {}: {}", printable(path, kLongestPath), failure->message()));
     temporary = true;
     return path;
 }

@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "net/http_client.h"
 #include "net/recipe_cache.h"
 #include "net/redaction.h"
@@ -39,7 +40,7 @@ bool is_remote(const std::string& location) {
 }
 
 FetchedRecipe fetch_recipe(const std::string& url, const FetchOptions& options) {
-    const std::string shown = redact_url(url);
+    const std::string shown = printable(redact_url(url), kLongestPath);
     if (!is_remote(url))
         throw Error(ExitCode::invalid_input, fmt::format("the recipe location {} is not an https:// URL", shown));
     if (is_plain_http(url) && !options.allow_http)

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "net/http_client.h"
 #include "net/recipe_fetch.h"
 #include "net/redaction.h"
@@ -50,7 +51,7 @@ bool worth_retrying(const HttpResponse& response) {
 }
 
 std::vector<std::string> post_within_budget(const ReportPost& post, const std::string& json) {
-    const std::string shown = redact_url(post.url);
+    const std::string shown = printable(redact_url(post.url), kLongestPath);
     if (!is_remote(post.url))
         return {fmt::format("report not posted: {} is not an https:// URL", shown)};
     if (is_plain_http(post.url) && !post.allow_http)
@@ -123,9 +124,9 @@ std::vector<std::string> post_report(const ReportPost& post, const std::string& 
     try {
         return post_within_budget(post, json);
     } catch (const std::exception& error) {
-        return {fmt::format("report not posted to {}: {}", redact_url(post.url), error.what())};
+        return {fmt::format("report not posted to {}: {}", printable(redact_url(post.url), kLongestPath), error.what())};
     } catch (...) {
-        return {fmt::format("report not posted to {}", redact_url(post.url))};
+        return {fmt::format("report not posted to {}", printable(redact_url(post.url), kLongestPath))};
     }
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/text.h"
 #include "packages/package_name.h"
 
 namespace provision {
@@ -30,7 +31,7 @@ public:
         if (name.empty()) fail("expected a package name");
         if (!is_valid_package_name(name))
             fail(fmt::format("'{}' is not a valid package name (letters, digits, and '-', '_' or '.' between them)",
-                             name));
+                             printable(name, kLongestEchoedValue)));
         requirement.name = normalize_package_name(name);
         skip_spaces();
         if (peek() == '[') parse_extras(requirement);
@@ -46,13 +47,15 @@ public:
         skip_spaces();
         if (peek() == ';') fail("environment markers (';') are not supported");
         if (peek() == '@') fail("URL requirements ('@') are not supported");
-        if (pos_ != text_.size()) fail(fmt::format("unexpected '{}'", text_.substr(pos_)));
+        if (pos_ != text_.size()) fail(fmt::format("unexpected '{}'", printable(text_.substr(pos_), kLongestEchoedValue)));
         return requirement;
     }
 
 private:
     [[noreturn]] void fail(const std::string& reason) const {
-        throw std::invalid_argument(fmt::format("invalid requirement '{}': {}", text_, reason));
+        // Every part of `reason` that echoes the text is printable() already.
+        throw std::invalid_argument(
+            fmt::format("invalid requirement '{}': {}", printable(text_, kLongestEchoedValue), reason));
     }
     char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
     void skip_spaces() {
@@ -110,7 +113,8 @@ private:
         }
         if (op.empty()) {
             if (pos_ == text_.size()) fail("expected a version specifier after ','");
-            fail(fmt::format("expected a version operator (==, !=, <=, >=, <, >, ~=) at '{}'", text_.substr(pos_)));
+            fail(fmt::format("expected a version operator (==, !=, <=, >=, <, >, ~=) at '{}'",
+                             printable(text_.substr(pos_), kLongestEchoedValue)));
         }
         if (op == "===") fail("arbitrary equality ('===') is not supported");
         skip_spaces();
@@ -122,17 +126,19 @@ private:
             version_text.remove_suffix(2);
         }
         const auto version = Version::parse(version_text);
-        if (!version) fail(fmt::format("'{}' is not a PEP 440 version", version_text));
+        if (!version) fail(fmt::format("'{}' is not a PEP 440 version", printable(version_text, kLongestEchoedValue)));
         if (wildcard) {
             if (version->str() != version->base().str())
-                fail(fmt::format("'{}.*' may hold only an epoch and release numbers", version_text));
+                fail(fmt::format("'{}.*' may hold only an epoch and release numbers",
+                                 printable(version_text, kLongestEchoedValue)));
             op += '*';
         } else if (version->has_local() && op != "==" && op != "!=") {
-            fail(fmt::format("a local version ('+{}') is only allowed after '==' or '!='", version->local()));
+            fail(fmt::format("a local version ('+{}') is only allowed after '==' or '!='",
+                             printable(version->local(), kLongestEchoedValue)));
         }
         if (op == "~=" && version->release_size() < 2)
-            fail(fmt::format("'~={}' needs at least two release numbers (for example ~={}.0)", version_text,
-                             version_text));
+            fail(fmt::format("'~={}' needs at least two release numbers (for example ~={}.0)",
+                             printable(version_text, kLongestEchoedValue), printable(version_text, kLongestEchoedValue)));
         return {op, *version};
     }
 

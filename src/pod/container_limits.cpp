@@ -5,7 +5,7 @@
 
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
+#include <sys/vfs.h>
 
 #include <fmt/format.h>
 
@@ -13,12 +13,24 @@ namespace provision {
 
 namespace {
 
-std::optional<std::uint64_t> folder_size(const std::string& path) {
+// Filesystems whose statfs reports 0 blocks for "no limit" (linux/magic.h):
+// tmpfs mounted with size=0 or nr_blocks=0 (shmem_statfs fills the blocks
+// only where there is a limit), and ramfs, which has none.
+constexpr unsigned long kTmpfsMagic = 0x01021994;
+constexpr unsigned long kRamfsMagic = 0x858458f6;
+
+// /dev/shm's size, or that it has no limit; nothing when it is missing.
+void read_shm(const std::string& path, ContainerLimits& limits) {
     struct stat info {};
-    if (::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
-    struct statvfs fs {};
-    if (::statvfs(path.c_str(), &fs) != 0) return std::nullopt;
-    return static_cast<std::uint64_t>(fs.f_blocks) * static_cast<std::uint64_t>(fs.f_frsize);
+    if (::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return;
+    struct statfs fs {};
+    if (::statfs(path.c_str(), &fs) != 0) return;
+    const auto type = static_cast<unsigned long>(fs.f_type);
+    if (fs.f_blocks == 0 && (type == kTmpfsMagic || type == kRamfsMagic)) {
+        limits.shm_unlimited = true;
+        return;
+    }
+    limits.shm_bytes = static_cast<std::uint64_t>(fs.f_blocks) * static_cast<std::uint64_t>(fs.f_frsize);
 }
 
 std::vector<std::string> entries_of(const std::string& folder) {
@@ -48,7 +60,7 @@ std::string byte_size_words(std::uint64_t bytes) {
 
 ContainerLimits read_container_limits(const ContainerPaths& paths) {
     ContainerLimits limits;
-    limits.shm_bytes = folder_size(paths.shm);
+    read_shm(paths.shm, limits);
     limits.rdma_devices = entries_of(paths.infiniband);
     if (!limits.rdma_devices.empty()) {
         struct rlimit limit {};
@@ -69,14 +81,17 @@ std::vector<Finding> judge_container(const ContainerLimits& limits, const PodRec
     const std::string harm =
         "PyTorch's DataLoader workers die with \"bus error\" and NCCL with \"Error while creating shared memory "
         "segment\"";
-    if (!limits.shm_bytes)
+    if (limits.shm_unlimited) {
+        // No limit of its own: the container's memory bounds it, as it bounds everything else.
+    } else if (!limits.shm_bytes) {
         findings.push_back({-1, -1, "shm_too_small", policy.level("shm_too_small"),
                             fmt::format("this container has no /dev/shm: {}; {}", harm, fix_shm)});
-    else if (*limits.shm_bytes < recipe.shm_min_bytes)
+    } else if (*limits.shm_bytes < recipe.shm_min_bytes) {
         findings.push_back({-1, -1, "shm_too_small", policy.level("shm_too_small"),
                             fmt::format("/dev/shm holds {}, under the {} the recipes ask for ([pod] shm_min_mib): {}; {}",
                                         byte_size_words(*limits.shm_bytes), byte_size_words(recipe.shm_min_bytes), harm,
                                         fix_shm)});
+    }
     if (limits.memlock_read && limits.memlock_bytes)
         findings.push_back(
             {-1, -1, "memlock_limited", policy.level("memlock_limited"),

@@ -2,7 +2,9 @@
 
 #include "formats/format_state.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -140,11 +142,22 @@ const std::vector<MetricFamily>& metric_table() {
                  out.push_back({{{"level", std::string(to_string(level))}}, count});
              }
          }},
+        // Findings alike in GPU (or none), signal and level (three packages built for
+        // another Python) are one sample counting them: a family never repeats a
+        // label set, and the samples of a level add up to provision_findings.
         {"provision_finding", MetricType::gauge,
-         "Each health finding by signal and level (value 1); gpu and UUID name the GPU where there is one.", true,
+         "Health findings by signal and level: how many; gpu and UUID name the GPU where the findings have one.",
+         true,
          [](const PublishedRun& run, Samples& out) {
+             std::map<std::tuple<int, std::string, HealthLevel>, std::size_t> sample_of;
              for (const auto& finding : run.report->findings) {
-                 Labels labels = finding.gpu >= 0 ? gpu_labels(run.report->inventory, finding.gpu) : Labels{};
+                 const int gpu = std::max(finding.gpu, -1);
+                 const auto [it, added] = sample_of.try_emplace({gpu, finding.signal, finding.level}, out.size());
+                 if (!added) {
+                     out[it->second].value += 1;
+                     continue;
+                 }
+                 Labels labels = gpu >= 0 ? gpu_labels(run.report->inventory, gpu) : Labels{};
                  labels.emplace_back("signal", finding.signal);
                  labels.emplace_back("level", std::string(to_string(finding.level)));
                  out.push_back({labels, 1});

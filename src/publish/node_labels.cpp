@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "core/label_rules.h"
 #include "core/text.h"
 #include "formats/format_state.h"
-#include "publish/label_rules.h"
 #include "publish/node_facts.h"
 
 namespace provision {

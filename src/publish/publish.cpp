@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/atomic_file.h"
-#include "core/error.h"
 #include "core/text.h"
-#include "publish/label_rules.h"
 #include "publish/metrics.h"
 #include "publish/node_labels.h"
 
@@ -27,12 +25,7 @@ std::optional<std::string> write_output(const std::string& path, const std::stri
 
 std::string node_label_prefix(const RecipeSet* recipes) {
     if (!recipes || recipes->node_labels.prefix.empty()) return std::string(kDefaultLabelPrefix);
-    const auto& settings = recipes->node_labels;
-    if (const auto problem = label_prefix_problem(settings.prefix))
-        throw Error(ExitCode::invalid_input,
-                    fmt::format("{}: [node_labels] prefix \"{}\" cannot name Kubernetes labels: {}",
-                                settings.source.str(), printable(settings.prefix, 64), *problem));
-    return settings.prefix;
+    return recipes->node_labels.prefix;
 }
 
 PublishOutcome publish(const PublishedRun& run, const PublishTargets& targets) {

@@ -35,9 +35,9 @@ struct PublishTargets {
     bool any() const { return !node_labels.empty() || !metrics.empty(); }
 };
 
-// The label prefix `recipes` set (the default without one), checked against
-// Kubernetes' rules: Error(invalid_input) at the recipe's file:line:column
-// when it breaks them.
+// The label prefix `recipes` set, the default without one.  The recipe
+// loader refuses a prefix Kubernetes would refuse (an empty one included),
+// so every prefix here is valid.
 std::string node_label_prefix(const RecipeSet* recipes);
 
 struct PublishOutcome {
@@ -46,7 +46,7 @@ struct PublishOutcome {
 };
 
 // Writes the labels and the metrics of `run` to `targets`.  The labels use
-// node_label_prefix(run.recipes), which may throw as it does.
+// node_label_prefix(run.recipes).
 PublishOutcome publish(const PublishedRun& run, const PublishTargets& targets);
 
 }  // namespace provision

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/text.h"
 
 namespace provision {
 
@@ -19,7 +20,7 @@ std::optional<std::string> builtin_recipe_folder(const std::string& variable_val
         throw Error(ExitCode::invalid_input,
                     fmt::format("PROVISION_BUILTIN_RECIPES={}: not a folder (it replaces the built-in recipes; "
                                 "unset it to use those compiled in)",
-                                variable_value));
+                                printable(variable_value, kLongestPath)));
     return variable_value;
 }
 

@@ -1,6 +1,8 @@
 #include "recipe/pod_reader.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -12,6 +14,8 @@
 namespace provision {
 
 namespace {
+
+constexpr std::uint64_t kMostShmMib = std::numeric_limits<std::uint64_t>::max() >> 20;
 
 double share(const toml::node& node, const std::string& file, const std::string& what) {
     const std::optional<double> value = node.value<double>();  // integers too
@@ -27,12 +31,9 @@ double positive_number(const toml::node& node, const std::string& file, const st
 }
 
 unsigned whole_number(TableReader& reader, const std::string& key, std::int64_t low, std::int64_t high) {
-    const toml::node* node = reader.node(key);
-    if (!node) throw_at(reader.raw(), reader.file(), fmt::format("{} needs '{}'", reader.where(), key));
-    if (!node->is_integer() || node->as_integer()->get() < low || node->as_integer()->get() > high)
-        throw_at(*node, reader.file(),
-                 fmt::format("'{}' in {} must be an integer from {} to {}", key, reader.where(), low, high));
-    return static_cast<unsigned>(node->as_integer()->get());
+    const auto value = reader.integer(key, low, high);
+    if (!value) throw_at(reader.raw(), reader.file(), fmt::format("{} needs '{}'", reader.where(), key));
+    return static_cast<unsigned>(*value);
 }
 
 bool flag(TableReader& reader, const std::string& key) {
@@ -123,11 +124,9 @@ void read_pod(const toml::table& table, const std::string& file, PodRecipe& into
         into.p2p_slow_below = share(*node, file, "'p2p_slow_below' in [pod]");
     if (const toml::node* node = reader.node("host_copy_slow_below"))
         into.host_copy_slow_below = share(*node, file, "'host_copy_slow_below' in [pod]");
-    if (const toml::node* node = reader.node("shm_min_mib")) {
-        if (!node->is_integer() || node->as_integer()->get() < 0)
-            throw_at(*node, file, "'shm_min_mib' in [pod] must be an integer of 0 or more (MiB)");
-        into.shm_min_bytes = static_cast<std::uint64_t>(node->as_integer()->get()) << 20;
-    }
+    // In MiB; at most what is still a byte count of 64 bits.
+    if (const auto mib = reader.integer("shm_min_mib", 0, static_cast<std::int64_t>(kMostShmMib)))
+        into.shm_min_bytes = static_cast<std::uint64_t>(*mib) << 20;
     if (const toml::node* node = reader.node("nvlink"))
         each_table(*node, file, "nvlink", [&](TableReader& row) {
             NvLinkFigure figure;

@@ -150,10 +150,10 @@ struct TorchBuildSpec {
 };
 
 // [node_labels]: how the labels for Kubernetes nodes are named
-// (--node-labels; src/publish checks the prefix against Kubernetes' rules
-// where it is used, pointing at `source`).
+// (--node-labels).  The loader refuses a prefix that breaks Kubernetes'
+// rules (core/label_rules.h), an empty one included, at its position.
 struct NodeLabelSettings {
-    std::string prefix;  // "" when no recipe sets it: src/publish's default
+    std::string prefix;  // "" only when no recipe sets it: src/publish's default
     SourceRef source;    // where the prefix was set
 };
 

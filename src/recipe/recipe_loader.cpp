@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 
@@ -9,6 +10,7 @@
 
 #include "check_catalog.h"
 #include "core/error.h"
+#include "core/label_rules.h"
 #include "core/regular_file.h"
 #include "core/states.h"
 #include "core/suggest.h"
@@ -16,6 +18,7 @@
 #include "packages/python_packages.h"
 #include "recipe/builtin_recipes.h"
 #include "recipe/health_signals.h"
+#include "recipe/node_label_names.h"
 #include "recipe/pod_reader.h"
 #include "recipe/sensitive_variables.h"
 #include "recipe/throughput_reader.h"
@@ -65,6 +68,10 @@ private:
     std::vector<Reference> references_;
 };
 
+// A name or value of a recipe as a message shows it: printable(), cut to the
+// echoed length, so no recipe can put control characters in a log line.
+std::string shown(std::string_view text) { return printable(text, kLongestEchoedValue); }
+
 const toml::table& expect_table(const toml::node& node, const std::string& file, const std::string& what) {
     if (!node.is_table()) throw_at(node, file, fmt::format("{} must be a table", what));
     return *node.as_table();
@@ -86,7 +93,7 @@ void check_variable_names(const toml::node* node, const std::string& file, const
         throw Error(ExitCode::invalid_input,
                     fmt::format("{}: '{}' in {} is not an environment variable name (letters, digits and '_', "
                                 "not starting with a digit)",
-                                source_of_key(key, file).str(), printable(key.str(), 64), where));
+                                printable(source_of_key(key, file).str(), kLongestPath), shown(key.str()), where));
     }
 }
 
@@ -102,7 +109,7 @@ void check_sensitive_names(const toml::node* node, const std::vector<std::string
         throw Error(ExitCode::invalid_input,
                     fmt::format("{}: '{}' in {} is a loader, start-up or device-selection variable: a recipe sets it "
                                 "only when {} lists it in allow_sensitive",
-                                source_of_key(key, file).str(), name, where, owner));
+                                printable(source_of_key(key, file).str(), kLongestPath), shown(name), where, owner));
     }
 }
 
@@ -119,7 +126,7 @@ void reject_duplicates(const toml::node& list, const std::string& file, const st
         const auto [it, added] = seen.emplace(text->get(), &entry);
         if (!added)
             throw_at(entry, file,
-                     fmt::format("'{}' appears twice in {} (first at {})", printable(text->get(), 64), where,
+                     fmt::format("'{}' appears twice in {} (first at {})", shown(text->get()), where,
                                  source_of(*it->second, file).str()));
     }
 }
@@ -164,13 +171,16 @@ void Loader::load_path(const std::string& path) {
         std::vector<std::string> files;
         for (const auto& entry : fs::recursive_directory_iterator(path, ec))
             if (entry.is_regular_file() && entry.path().extension() == ".toml") files.push_back(entry.path());
-        if (ec) throw Error(ExitCode::invalid_input, fmt::format("{}: cannot read recipe folder: {}", path, ec.message()));
+        if (ec)
+            throw Error(ExitCode::invalid_input,
+                        fmt::format("{}: cannot read recipe folder: {}", printable(path, kLongestPath), ec.message()));
         std::sort(files.begin(), files.end());
         for (const auto& file : files) load_file(file);
         return;
     }
     if (!fs::exists(path, ec))
-        throw Error(ExitCode::invalid_input, fmt::format("{}: recipe file or folder not found", path));
+        throw Error(ExitCode::invalid_input,
+                    fmt::format("{}: recipe file or folder not found", printable(path, kLongestPath)));
     load_file(path);
 }
 
@@ -197,7 +207,7 @@ void Loader::load_table(const toml::table& root, const std::string& file) {
         if (const toml::table* t = top.table(section)) {
             for (const auto& [key, value] : *t) {
                 const std::string name(key.str());
-                (this->*reader)(name, expect_table(value, file, fmt::format("[{}.{}]", section, name)), file);
+                (this->*reader)(name, expect_table(value, file, fmt::format("[{}.{}]", section, shown(name))), file);
             }
         }
     }
@@ -221,7 +231,7 @@ void Loader::load_table(const toml::table& root, const std::string& file) {
 void Loader::read_architectures(const toml::table& table, const std::string& file) {
     for (const auto& [key, value] : table) {
         const std::string name(key.str());
-        const std::string where = fmt::format("[architectures.{}]", name);
+        const std::string where = fmt::format("[architectures.{}]", shown(name));
         TableReader reader(expect_table(value, file, where), file, where);
         auto it = std::find_if(set_.architectures.begin(), set_.architectures.end(),
                                [&](const ArchitectureSpec& a) { return a.name == name; });
@@ -235,7 +245,7 @@ void Loader::read_architectures(const toml::table& table, const std::string& fil
                 const auto cc = ComputeCapability::parse(text);
                 if (!cc)
                     throw_at(*reader.node("compute_capabilities"), file,
-                             fmt::format("'{}' in {} is not a compute capability like \"8.6\"", text, where));
+                             fmt::format("'{}' in {} is not a compute capability like \"8.6\"", shown(text), where));
                 it->compute_capabilities.push_back(*cc);
             }
         }
@@ -248,7 +258,7 @@ void Loader::read_architectures(const toml::table& table, const std::string& fil
 }
 
 void Loader::read_mechanism(const std::string& name, const toml::table& table, const std::string& file) {
-    const std::string where = fmt::format("[mechanisms.{}]", name);
+    const std::string where = fmt::format("[mechanisms.{}]", shown(name));
     TableReader reader(table, file, where);
     MechanismSpec& spec = set_.mechanisms[name];
     spec.name = name;
@@ -293,12 +303,12 @@ void Loader::read_mechanism(const std::string& name, const toml::table& table, c
 }
 
 void Loader::read_check(const std::string& name, const toml::table& table, const std::string& file) {
-    const std::string where = fmt::format("[checks.\"{}\"]", name);
+    const std::string where = fmt::format("[checks.\"{}\"]", shown(name));
     // A recipe describes a bundled check; one the binary does not carry would
     // fail only when a GPU ran it.
     if (!kernels::find_check(name))
         throw_at(table, file,
-                 fmt::format("{}: provision has no check called '{}' (its checks: {})", where, name,
+                 fmt::format("{}: provision has no check called '{}' (its checks: {})", where, shown(name),
                              fmt::join(kernels::check_names(), ", ")));
     TableReader reader(table, file, where);
     CheckSpec& spec = set_.checks[name];
@@ -310,7 +320,9 @@ void Loader::read_check(const std::string& name, const toml::table& table, const
 }
 
 void Loader::read_feature(const std::string& name, const toml::table& table, const std::string& file) {
-    const std::string where = fmt::format("[features.{}]", name);
+    const std::string where = fmt::format("[features.{}]", shown(name));
+    // A feature is a node label of its own name (src/publish/node_labels.cpp).
+    if (const auto problem = reserved_label_problem(name)) throw_at(table, file, fmt::format("{}: {}", where, *problem));
     TableReader reader(table, file, where);
     FeatureSpec& spec = set_.features[name];
     spec.name = name;
@@ -340,7 +352,7 @@ void Loader::read_feature(const std::string& name, const toml::table& table, con
             }))
             throw_at(*reader.node("dtype"), file,
                      fmt::format("'dtype' of {} must be a torch dtype name like \"bfloat16\", not \"{}\"", where,
-                                 printable(*v, 64)));
+                                 shown(*v)));
         spec.dtype = *v;
     }
     if (const toml::node* gates = reader.node("package_gates")) spec.package_gates = read_packages(*gates, file, where);
@@ -362,7 +374,7 @@ void Loader::read_feature(const std::string& name, const toml::table& table, con
 }
 
 void Loader::read_workload(const std::string& name, const toml::table& table, const std::string& file) {
-    const std::string where = fmt::format("[workloads.{}]", name);
+    const std::string where = fmt::format("[workloads.{}]", shown(name));
     TableReader reader(table, file, where);
     WorkloadSpec& spec = set_.workloads[name];
     spec.name = name;
@@ -372,14 +384,14 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
         for (const auto& [key, value] : *preference) {
             const std::string arch(key.str());
             auto list = orders.string_array(arch);
-            reject_duplicates(value, file, fmt::format("'preference.{}' of {}", arch, where));
+            reject_duplicates(value, file, fmt::format("'preference.{}' of {}", shown(arch), where));
             spec.preference[arch] = *list;
             spec.preference_source[arch] = source_of(value, file);
             if (arch != "cpu" && arch != "default")
                 refer(Reference::architecture, arch, value, file, fmt::format("'preference' of {}", where));
             for (const auto& mechanism : *list)
                 refer(Reference::mechanism, mechanism, value, file,
-                      fmt::format("'preference.{}' of {}", arch, where));
+                      fmt::format("'preference.{}' of {}", shown(arch), where));
         }
     }
     const std::vector<std::string> allowed = reader.string_array("allow_sensitive").value_or(std::vector<std::string>{});
@@ -401,16 +413,17 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
     if (const toml::table* mechanism_env = reader.table("mechanism_env")) {
         for (const auto& [key, value] : *mechanism_env) {
             const std::string variable(key.str());
-            expect_table(value, file, fmt::format("'mechanism_env.{}' of {}", variable, where));
+            expect_table(value, file, fmt::format("'mechanism_env.{}' of {}", shown(variable), where));
             for (const auto& [mkey, mvalue] : *value.as_table()) {
                 const std::string mechanism(mkey.str());
                 if (!mvalue.is_string())
                     throw_at(mvalue, file,
-                             fmt::format("'mechanism_env.{}.{}' of {} must be a string", variable, mechanism, where));
+                             fmt::format("'mechanism_env.{}.{}' of {} must be a string", shown(variable),
+                                         shown(mechanism), where));
                 spec.mechanism_env[variable][mechanism] = mvalue.as_string()->get();
                 if (mechanism != "*")
                     refer(Reference::mechanism, mechanism, mvalue, file,
-                          fmt::format("'mechanism_env.{}' of {}", variable, where));
+                          fmt::format("'mechanism_env.{}' of {}", shown(variable), where));
             }
         }
     }
@@ -424,7 +437,7 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
     }
     if (auto v = reader.string_array("conflicting_arguments")) spec.conflicting_arguments = *v;
     if (const toml::table* settings = reader.table("p2p_settings")) {
-        const std::string context = fmt::format("[workloads.{}.p2p_settings]", name);
+        const std::string context = fmt::format("[workloads.{}.p2p_settings]", shown(name));
         for (const char* key : {"env_pcie_broken", "env_broken"})
             check_sensitive_names(settings->get(key), allowed, file, fmt::format("'{}' of {}", key, context), where);
         read_peer_access_settings(*settings, file, context, spec.p2p_settings);
@@ -432,7 +445,7 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
     if (const toml::table* mechanisms = reader.table("mechanisms")) {
         for (const auto& [key, value] : *mechanisms) {
             const std::string mechanism(key.str());
-            const std::string context = fmt::format("[workloads.{}.mechanisms.{}]", name, mechanism);
+            const std::string context = fmt::format("[workloads.{}.mechanisms.{}]", shown(name), shown(mechanism));
             TableReader needs(expect_table(value, file, context), file, context);
             MechanismRequirements& requirements = spec.mechanism_requirements[mechanism];
             if (const toml::node* packages = needs.node("packages"))
@@ -458,7 +471,7 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
 }
 
 void Loader::read_torch_build(const std::string& name, const toml::table& table, const std::string& file) {
-    const std::string where = fmt::format("[torch_builds.\"{}\"]", name);
+    const std::string where = fmt::format("[torch_builds.\"{}\"]", shown(name));
     TableReader reader(table, file, where);
     TorchBuildSpec& spec = set_.torch_builds[name];
     spec.name = name;
@@ -470,14 +483,14 @@ void Loader::read_torch_build(const std::string& name, const toml::table& table,
     spec.index = required("index");
     spec.cuda = required("cuda");
     if (!ComputeCapability::parse(spec.cuda))  // CUDA versions are MAJOR.MINOR like capabilities
-        throw_at(*reader.node("cuda"), file, fmt::format("'cuda' of {} must be MAJOR.MINOR, not \"{}\"", where,
-                                                         spec.cuda));
+        throw_at(*reader.node("cuda"), file,
+                 fmt::format("'cuda' of {} must be MAJOR.MINOR, not \"{}\"", where, shown(spec.cuda)));
     spec.torch = required("torch");
     try {
         const Requirement releases = Requirement::parse("torch" + spec.torch);
         if (releases.name != "torch" || releases.specifiers.empty())
             throw std::invalid_argument(fmt::format("\"{}\" is not a version specifier like \">=2.7,<2.9\"",
-                                                    spec.torch));
+                                                    shown(spec.torch)));
     } catch (const std::invalid_argument& error) {
         throw_at(*reader.node("torch"), file, fmt::format("'torch' of {}: {}", where, error.what()));
     }
@@ -486,7 +499,7 @@ void Loader::read_torch_build(const std::string& name, const toml::table& table,
         const auto capability = ComputeCapability::parse(text);
         if (!capability)
             throw_at(*reader.node("sass"), file,
-                     fmt::format("'sass' of {} holds \"{}\", which is not a compute capability", where, text));
+                     fmt::format("'sass' of {} holds \"{}\", which is not a compute capability", where, shown(text)));
         spec.sass.push_back(*capability);
     }
     reader.reject_unknown_keys({"index", "cuda", "torch", "sass"});
@@ -501,6 +514,12 @@ void Loader::read_python(const toml::table& table, const std::string& file) {
 void Loader::read_node_labels(const toml::table& table, const std::string& file) {
     TableReader reader(table, file, "[node_labels]");
     if (auto prefix = reader.string("prefix")) {
+        // Checked where it is set, whether or not this run writes labels: an
+        // empty prefix is no way to ask for the default.
+        if (const auto problem = label_prefix_problem(*prefix))
+            throw_at(*reader.node("prefix"), file,
+                     fmt::format("[node_labels] prefix \"{}\" cannot name Kubernetes labels: {}", shown(*prefix),
+                                 *problem));
         set_.node_labels.prefix = *prefix;
         set_.node_labels.source = source_of(*reader.node("prefix"), file);
     }
@@ -523,13 +542,10 @@ void Loader::read_policy(const toml::table& table, const std::string& file) {
         else
             throw_at(*reader.node(key), file,
                      fmt::format("'{}' in [policy] must be \"ok\", \"degraded\" or \"failed\", not \"{}\"", key,
-                                 *value));
+                                 shown(*value)));
     }
-    if (const toml::node* limit = reader.node("memory_in_use_min_mib")) {
-        if (!limit->is_integer() || limit->as_integer()->get() < 0)
-            throw_at(*limit, file, "'memory_in_use_min_mib' in [policy] must be an integer of 0 or more");
-        set_.policy.memory_in_use_min_mib = static_cast<std::uint64_t>(limit->as_integer()->get());
-    }
+    if (const auto limit = reader.integer("memory_in_use_min_mib", 0, std::numeric_limits<std::int64_t>::max()))
+        set_.policy.memory_in_use_min_mib = static_cast<std::uint64_t>(*limit);
     known.push_back("memory_in_use_min_mib");
     reader.reject_unknown_keys(known);
 }
@@ -572,13 +588,16 @@ void Loader::check_references() const {
                            : ref.kind == Reference::check   ? "check"
                            : ref.kind == Reference::dtype   ? "dtype"
                                                             : "architecture";
-        std::string message = fmt::format("{}: unknown {} '{}' in {}", ref.where.str(), what, ref.name, ref.context);
+        std::string message = fmt::format("{}: unknown {} '{}' in {}", printable(ref.where.str(), kLongestPath), what,
+                                          shown(ref.name), ref.context);
         const std::string hint = closest_match(ref.name, known);
-        if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
-        message += fmt::format(" (known: {}{})", fmt::join(known, ", "),
+        if (!hint.empty()) message += fmt::format("; did you mean '{}'?", shown(hint));
+        std::vector<std::string> known_names;
+        for (const auto& name : known) known_names.push_back(shown(name));
+        message += fmt::format(" (known: {}{})", fmt::join(known_names, ", "),
                                ref.kind == Reference::architecture ? "; also 'cpu' and 'default' in preferences"
                                                                    : "");
-        throw Error(ExitCode::invalid_input, message);
+        throw Error(ExitCode::invalid_input, printable(message, kLongestMessage));
     }
 }
 

@@ -166,6 +166,7 @@ toml::table container_table(const ContainerLimits& limits) {
     toml::table table;
     if (limits.shm_bytes) table.insert_or_assign("shm_bytes", static_cast<std::int64_t>(*limits.shm_bytes));
     else put_json_null(table, "shm_bytes");
+    table.insert_or_assign("shm_unlimited", limits.shm_unlimited);
     if (limits.memlock_read) {
         if (limits.memlock_bytes) table.insert_or_assign("memlock_bytes", static_cast<std::int64_t>(*limits.memlock_bytes));
         else put_json_null(table, "memlock_bytes");
@@ -232,7 +233,9 @@ std::string explain_pod(const Inventory& inventory, const PodReport& pod) {
     out += explain_nccl(pod);
     const ContainerLimits& limits = pod.container;
     out += fmt::format("  Container: /dev/shm {}; RDMA devices: {}{}\n",
-                       limits.shm_bytes ? byte_size_words(*limits.shm_bytes) : std::string("missing"),
+                       limits.shm_unlimited ? std::string("without a size limit")
+                       : limits.shm_bytes   ? byte_size_words(*limits.shm_bytes)
+                                            : std::string("missing"),
                        limits.rdma_devices.empty() ? std::string("none")
                                                    : printable(fmt::format("{}", fmt::join(limits.rdma_devices, ", ")), 1024),
                        !limits.memlock_read   ? std::string()

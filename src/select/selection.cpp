@@ -221,7 +221,8 @@ Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, 
     if (order_it == workload.preference.end())
         throw Error(ExitCode::invalid_input,
                     fmt::format("workload '{}' has no preference order for '{}' and no 'default' order",
-                                workload.name, decision.preference_key));
+                                printable(workload.name, kLongestEchoedValue),
+                                printable(decision.preference_key, kLongestEchoedValue)));
 
     std::vector<std::string> order = order_it->second;
     if (override_request && std::find(order.begin(), order.end(), override_request->mechanism) == order.end())

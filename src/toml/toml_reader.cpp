@@ -1,12 +1,14 @@
 #include "toml/toml_reader.h"
 
 #include <algorithm>
+#include <limits>
 #include <variant>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/suggest.h"
+#include "core/text.h"
 #include "toml/toml_guard.h"
 
 namespace provision {
@@ -49,8 +51,8 @@ toml::table parse_toml(std::string_view text, const std::string& source) {
     // toml_guard.h says how no input can reach it.
     const auto guarded = guard_toml_text(text);
     if (const auto* unreadable = std::get_if<UnreadableText>(&guarded))
-        throw Error(ExitCode::invalid_input, fmt::format("{}:{}:{}: {}", source, unreadable->line,
-                                                         unreadable->column, unreadable->reason));
+        throw Error(ExitCode::invalid_input, fmt::format("{}:{}:{}: {}", printable(source, kLongestPath),
+                                                         unreadable->line, unreadable->column, unreadable->reason));
     const auto& safe = std::get<GuardedText>(guarded);
     try {
         toml::table table = toml::parse(safe.text, source);
@@ -58,13 +60,28 @@ toml::table parse_toml(std::string_view text, const std::string& source) {
         return table;
     } catch (const toml::parse_error& error) {
         const auto& begin = error.source().begin;
-        throw Error(ExitCode::invalid_input, fmt::format("{}:{}:{}: {}", source, begin.line, begin.column,
-                                                         restore_toml_text(error.description())));
+        // toml++ quotes what it saw: escaped like every echoed value.
+        throw Error(ExitCode::invalid_input,
+                    fmt::format("{}:{}:{}: {}", printable(source, kLongestPath), begin.line, begin.column,
+                                printable(restore_toml_text(error.description()), kLongestMessage)));
     }
 }
 
 void throw_at(const toml::node& node, const std::string& file, const std::string& message) {
-    throw Error(ExitCode::invalid_input, fmt::format("{}: {}", source_of(node, file).str(), message));
+    throw Error(ExitCode::invalid_input, fmt::format("{}: {}", printable(source_of(node, file).str(), kLongestPath),
+                                                     printable(message, kLongestMessage)));
+}
+
+std::int64_t integer_in_range(const toml::node& node, const std::string& file, const std::string& what,
+                              std::int64_t low, std::int64_t high) {
+    const auto* integer = node.as_integer();
+    if (integer && integer->get() >= low && integer->get() <= high) return integer->get();
+    constexpr std::int64_t kMost = std::numeric_limits<std::int64_t>::max();
+    const std::string range = high != kMost ? fmt::format("an integer from {} to {}", low, high)
+                              : low == 1    ? std::string("a positive integer")
+                                            : fmt::format("an integer of {} or more", low);
+    throw_at(node, file,
+             fmt::format("{} must be {}{}", what, range, integer ? fmt::format(", not {}", integer->get()) : ""));
 }
 
 TableReader::TableReader(const toml::table& table, std::string file, std::string where)
@@ -93,6 +110,12 @@ std::optional<std::vector<std::string>> TableReader::string_array(const std::str
     return values;
 }
 
+std::optional<std::int64_t> TableReader::integer(const std::string& key, std::int64_t low, std::int64_t high) {
+    const toml::node* n = table_.get(key);
+    if (!n) return std::nullopt;
+    return integer_in_range(*n, file_, fmt::format("'{}' in {}", key, where_), low, high);
+}
+
 std::optional<ComputeCapability> TableReader::capability(const std::string& key) {
     const auto text = string(key);
     if (!text) return std::nullopt;
@@ -100,7 +123,7 @@ std::optional<ComputeCapability> TableReader::capability(const std::string& key)
     if (!cc)
         throw_at(*table_.get(key), file_,
                  fmt::format("'{}' in {} must be a compute capability like \"8.6\", not \"{}\"", key, where_,
-                             *text));
+                             printable(*text, kLongestEchoedValue)));
     return cc;
 }
 
@@ -113,7 +136,8 @@ std::optional<std::map<std::string, std::string>> TableReader::string_map(const 
     for (const auto& [name, value] : *t) {
         if (!value.is_string())
             throw_at(value, file_,
-                     fmt::format("'{}.{}' in {} must be a string", key, std::string(name.str()), where_));
+                     fmt::format("'{}.{}' in {} must be a string", key, printable(name.str(), kLongestEchoedValue),
+                                 where_));
         values[std::string(name.str())] = value.as_string()->get();
     }
     return values;
@@ -131,15 +155,15 @@ void TableReader::reject_unknown_keys(const std::vector<std::string>& known) con
         const std::string name(key.str());
         if (std::find(known.begin(), known.end(), name) != known.end()) continue;
         const std::string hint = closest_match(name, known);
-        std::string message = fmt::format("unknown key '{}' in {}", name, where_);
+        std::string message = fmt::format("unknown key '{}' in {}", printable(name, kLongestEchoedValue), where_);
         if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
         else message += fmt::format("; known keys: {}", fmt::join(known, ", "));
         // The key's own position is more precise than the value's.
         const auto& region = key.source();
         if (region.begin.line != 0) {
             throw Error(ExitCode::invalid_input,
-                        fmt::format("{}:{}:{}: {}", region.path ? *region.path : file_, region.begin.line,
-                                    region.begin.column, message));
+                        fmt::format("{}:{}:{}: {}", printable(region.path ? *region.path : file_, kLongestPath),
+                                    region.begin.line, region.begin.column, printable(message, kLongestMessage)));
         }
         throw_at(value, file_, message);
     }

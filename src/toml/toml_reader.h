@@ -3,6 +3,7 @@
 // closest known one.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,8 +22,18 @@ SourceRef source_of(const toml::node& node, const std::string& fallback_file);
 // "source:line:column: what".  `source` names it in messages (a path).
 toml::table parse_toml(std::string_view text, const std::string& source);
 
-// Throws Error(invalid_input) as "file:line:column: message".
+// Throws Error(invalid_input) as "file:line:column: message".  Each value a
+// message echoes is printable(value, kLongestEchoedValue) where the message
+// is made; here the whole message goes through printable() once more, so no
+// control character of the input reaches a terminal or a log line raw.
 [[noreturn]] void throw_at(const toml::node& node, const std::string& file, const std::string& message);
+
+// The integer at `node`, from `low` to `high`: every integer a recipe or a
+// fixture gives is read through here, so a value that does not fit the
+// field it fills is an error at its file:line:column, never wrapped or cut.
+// `what` names it in the message ("'nvlinks' in [[gpus]] entry 1").
+std::int64_t integer_in_range(const toml::node& node, const std::string& file, const std::string& what,
+                              std::int64_t low, std::int64_t high);
 
 class TableReader {
 public:
@@ -32,6 +43,8 @@ public:
     std::optional<std::string> string(const std::string& key);
     std::optional<std::vector<std::string>> string_array(const std::string& key);
     std::optional<ComputeCapability> capability(const std::string& key);
+    // integer_in_range() of the key's value; nullopt when the key is absent.
+    std::optional<std::int64_t> integer(const std::string& key, std::int64_t low, std::int64_t high);
     std::optional<std::map<std::string, std::string>> string_map(const std::string& key);
     const toml::table* table(const std::string& key);
     const toml::node* node(const std::string& key);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -12,11 +13,11 @@ namespace fake {
 
 namespace {
 
-int integer(provision::TableReader& reader, const std::string& key) {
-    const toml::node* node = reader.node(key);
-    if (!node) return 0;
-    if (!node->is_integer()) provision::throw_at(*node, reader.file(), fmt::format("'{}' must be an integer", key));
-    return static_cast<int>(node->as_integer()->get());
+// An int from `low` to `high` (0 when the key is absent), read as the
+// fixture reader reads every integer.
+int integer(provision::TableReader& reader, const std::string& key, int low = std::numeric_limits<int>::min(),
+            int high = std::numeric_limits<int>::max()) {
+    return static_cast<int>(reader.integer(key, low, high).value_or(0));
 }
 
 std::vector<std::size_t> positions(provision::TableReader& reader, const std::string& key, std::size_t gpus) {
@@ -25,12 +26,10 @@ std::vector<std::size_t> positions(provision::TableReader& reader, const std::st
     if (!node) return values;
     const toml::array* array = node->as_array();
     if (!array) provision::throw_at(*node, reader.file(), fmt::format("'{}' must be an array of GPU positions", key));
-    for (const toml::node& element : *array) {
-        if (!element.is_integer() || element.as_integer()->get() < 0 ||
-            static_cast<std::size_t>(element.as_integer()->get()) >= gpus)
-            provision::throw_at(element, reader.file(), fmt::format("'{}' holds GPU positions 0 to {}", key, gpus - 1));
-        values.push_back(static_cast<std::size_t>(element.as_integer()->get()));
-    }
+    for (const toml::node& element : *array)
+        values.push_back(static_cast<std::size_t>(provision::integer_in_range(
+            element, reader.file(), fmt::format("each of '{}' (a GPU position)", key), 0,
+            static_cast<std::int64_t>(gpus) - 1)));
     return values;
 }
 
@@ -40,13 +39,13 @@ void read_faults(const toml::table& table, const std::string& file, Machine& mac
                                 "handle_open_delay_ms", "host_numa_id", "fabric_states", "listed_processes", "lost_gpus", "cuda_order", "failing_calls"});
     const std::size_t gpus = machine.fixture.gpus.size();
     machine.nvml_init_error = integer(reader, "nvml_init_error");
-    machine.nvml_init_delay_ms = integer(reader, "nvml_init_delay_ms");
+    machine.nvml_init_delay_ms = integer(reader, "nvml_init_delay_ms", 0);
     machine.cuda_init_error = integer(reader, "cuda_init_error");
-    machine.cuda_init_delay_ms = integer(reader, "cuda_init_delay_ms");
-    machine.context_delay_ms = integer(reader, "context_delay_ms");
-    machine.handle_open_delay_ms = integer(reader, "handle_open_delay_ms");
+    machine.cuda_init_delay_ms = integer(reader, "cuda_init_delay_ms", 0);
+    machine.context_delay_ms = integer(reader, "context_delay_ms", 0);
+    machine.handle_open_delay_ms = integer(reader, "handle_open_delay_ms", 0);
     machine.host_numa_id = reader.node("host_numa_id") ? integer(reader, "host_numa_id") : 0;
-    machine.nvml_init_slow_ms = integer(reader, "nvml_init_slow_ms");
+    machine.nvml_init_slow_ms = integer(reader, "nvml_init_slow_ms", 0);
     if (const toml::node* processes = reader.node("listed_processes")) {
         const toml::array* array = processes->as_array();
         if (!array) provision::throw_at(*processes, file, "'listed_processes' must be an array of tables");
@@ -55,7 +54,7 @@ void read_faults(const toml::table& table, const std::string& file, Machine& mac
             provision::TableReader process(*element.as_table(), file, "a listed process");
             process.reject_unknown_keys({"pid", "mib"});
             machine.listed_processes.push_back(
-                {integer(process, "pid"), static_cast<unsigned long long>(integer(process, "mib"))});
+                {integer(process, "pid", 0), static_cast<unsigned long long>(integer(process, "mib", 0))});
         }
     }
     if (const toml::node* states = reader.node("fabric_states")) {
@@ -80,7 +79,7 @@ void read_faults(const toml::table& table, const std::string& file, Machine& mac
             call.reject_unknown_keys({"function", "gpu", "error"});
             FailingCall failing;
             failing.function = call.string("function").value_or("");
-            failing.gpu = static_cast<std::size_t>(integer(call, "gpu"));
+            failing.gpu = static_cast<std::size_t>(integer(call, "gpu", 0, static_cast<int>(gpus) - 1));
             failing.error = integer(call, "error");
             machine.failing_calls.push_back(failing);
         }

@@ -315,12 +315,12 @@ void fill_pci(nvml::PciInfo& info, unsigned bus) {
 int remote_of(const fake::Machine& machine, std::size_t gpu, unsigned link) {
     const auto& fixture = machine.fixture;
     unsigned assigned = 0, named = 0;
-    for (const auto& pair : fixture.topology.pairs)
+    for (const auto& pair : fixture.topology.pairs())
         if (pair.path == provision::LinkPath::nvlink && (pair.first == static_cast<int>(gpu) || pair.second == static_cast<int>(gpu)))
             named += pair.nvlinks;
     const unsigned total = fixture.gpus[gpu].nvlinks ? fixture.gpus[gpu].nvlinks->total : 0;
     if (named > total) return -2;
-    for (const auto& pair : fixture.topology.pairs) {
+    for (const auto& pair : fixture.topology.pairs()) {
         if (pair.path != provision::LinkPath::nvlink) continue;
         if (pair.first != static_cast<int>(gpu) && pair.second != static_cast<int>(gpu)) continue;
         if (link < assigned + pair.nvlinks) return pair.first == static_cast<int>(gpu) ? pair.second : pair.first;

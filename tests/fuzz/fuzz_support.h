@@ -27,6 +27,19 @@ struct BrokenInvariant : std::logic_error {
             throw ::fuzz::BrokenInvariant(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " #condition); \
     } while (false)
 
+// Whether `message` can be printed on one terminal line as it is: no
+// control character (C0, DEL, C1 in UTF-8), which every message that echoes
+// input must have escaped (printable(), src/core/text.h).
+inline bool printable_as_is(std::string_view message) {
+    for (std::size_t i = 0; i < message.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(message[i]);
+        if (byte < 0x20 || byte == 0x7F) return false;
+        const auto next = i + 1 < message.size() ? static_cast<unsigned char>(message[i + 1]) : 0;
+        if (byte == 0xC2 && next >= 0x80 && next <= 0x9F) return false;
+    }
+    return true;
+}
+
 // A file that lives in memory (memfd), reachable by path as /proc/self/fd/N,
 // so loaders that take a path read the fuzz input without touching the disk.
 class MemoryFile {

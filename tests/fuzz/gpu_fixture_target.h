@@ -38,10 +38,11 @@ inline void check_machine(const provision::GpuFixture& machine) {
         FUZZ_CHECK(uuids.insert(gpu.uuid).second);
     }
     if (!machine.gpus.empty()) FUZZ_CHECK(machine.driver.present);
-    // Every pair once, listed or not; NV<n> never names more links than a GPU has.
+    // Within the bounds; every pair once, listed or not; NV<n> never names more links than a GPU has.
     const std::size_t count = machine.gpus.size();
-    FUZZ_CHECK(machine.topology.pairs.size() == count * (count - (count > 0)) / 2);
-    for (const auto& pair : machine.topology.pairs) {
+    FUZZ_CHECK(count <= provision::kMostFixtureGpus);
+    FUZZ_CHECK(machine.topology.pairs().size() == count * (count - (count > 0)) / 2);
+    for (const auto& pair : machine.topology.pairs()) {
         FUZZ_CHECK(pair.first != pair.second);
         if (pair.path != provision::LinkPath::nvlink) continue;
         for (const int end : {pair.first, pair.second}) {
@@ -80,6 +81,7 @@ inline void one_input(std::string_view input) {
     } catch (const provision::Error& error) {
         FUZZ_CHECK(error.code() == provision::ExitCode::invalid_input);
         FUZZ_CHECK(std::string_view(error.what()).size() > 0);
+        FUZZ_CHECK(printable_as_is(error.what()));
     }
 }
 

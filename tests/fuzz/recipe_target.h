@@ -63,6 +63,7 @@ inline std::string load(const std::vector<std::string>& paths, const std::string
     } catch (const provision::Error& error) {
         FUZZ_CHECK(error.code() == provision::ExitCode::invalid_input);
         FUZZ_CHECK(std::string_view(error.what()).size() > 0);
+        FUZZ_CHECK(printable_as_is(error.what()));
         return error.what();
     }
 }

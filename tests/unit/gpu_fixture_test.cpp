@@ -214,8 +214,86 @@ TEST_CASE("[gpus.health] values are checked one by one", "[gpu][fixture][health]
           "inline.toml:9:12: 'mig_mode' in the health table of [[gpus]] entry 1 must be true or false");
     CHECK(error_of("uncorrected_ecc_errors = -1\n") ==
           "inline.toml:9:26: 'uncorrected_ecc_errors' in the health table of [[gpus]] entry 1 must be an integer "
-          "of 0 or more");
+          "of 0 or more, not -1");
+    // A count that does not fit NVML's type is refused, never wrapped.
+    CHECK(error_of("other_processes = 4294967296\n") ==
+          "inline.toml:9:19: 'other_processes' in the health table of [[gpus]] entry 1 must be an integer from 0 to "
+          "4294967295, not 4294967296");
+    CHECK(error_of("other_processes = 4294967295\n").empty());
     CHECK(error_of("thermal_slowdwn = true\n").find("inline.toml:9:1: unknown key 'thermal_slowdwn'") == 0);
     CHECK(error_of("thermal_slowdwn = true\n").find("did you mean 'thermal_slowdown'?") != std::string::npos);
     CHECK(error_of("other_processes = 0\n").empty());
+}
+
+namespace {
+
+// A fixture of `gpus` H100s; with `every_link`, one [[links]] entry for each
+// of their pairs, plus `extra_links` entries more (naming pair 0-1 again).
+std::string fixture_of(std::size_t gpus, bool every_link, std::size_t extra_links = 0) {
+    std::string text = "[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n";
+    for (std::size_t i = 0; i < gpus; ++i)
+        text += "[[gpus]]\nname = \"NVIDIA H100 80GB HBM3\"\ncompute_capability = \"9.0\"\nmemory_mib = 81559\n";
+    if (every_link)
+        for (std::size_t a = 0; a < gpus; ++a)
+            for (std::size_t b = a + 1; b < gpus; ++b)
+                text += "[[links]]\ngpus = [" + std::to_string(a) + ", " + std::to_string(b) +
+                        "]\ntopology = \"PIX\"\np2p = \"ok\"\n";
+    for (std::size_t i = 0; i < extra_links; ++i) text += "[[links]]\ngpus = [0, 1]\ntopology = \"SYS\"\np2p = \"ok\"\n";
+    return text;
+}
+
+GpuFixture read_text(const std::string& text) {
+    return read_gpu_fixture(toml::parse(text, std::string_view("inline.toml")), "inline.toml");
+}
+
+std::string read_error(const std::string& text) {
+    try {
+        read_text(text);
+    } catch (const Error& error) {
+        return error.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("A fixture's pairs are read in work linear in its entries and pairs, counted as lookups",
+          "[gpu][fixture][bounds]") {
+    for (const std::size_t gpus : {2u, 8u, 32u, 64u}) {
+        INFO(gpus << " GPUs");
+        const std::size_t pairs = gpus * (gpus - 1) / 2;
+        // Each [[links]] entry is added once, then each pair is looked up once.
+        const GpuFixture listed = read_text(fixture_of(gpus, true));
+        CHECK(listed.gpus.size() == gpus);
+        CHECK(listed.topology.pairs().size() == pairs);
+        CHECK(listed.topology.probes() == 2 * pairs);
+        // Each pair [[links]] leaves out is looked up, then added as SYS.
+        const GpuFixture unlisted = read_text(fixture_of(gpus, false));
+        CHECK(unlisted.topology.pairs().size() == pairs);
+        CHECK(unlisted.topology.probes() == 2 * pairs);
+        // The visible pairs: one lookup each.
+        std::vector<int> positions(gpus);
+        for (std::size_t i = 0; i < gpus; ++i) positions[i] = static_cast<int>(i);
+        CHECK(visible_pairs(positions, listed.topology).size() == pairs);
+        CHECK(listed.topology.probes() == 3 * pairs);
+    }
+}
+
+TEST_CASE("A fixture holds at most 64 GPUs and one [[links]] entry per pair; more is refused at its position",
+          "[gpu][fixture][bounds]") {
+    CHECK(kMostFixtureGpus == 64);
+    // The 65th [[gpus]] entry starts at line 3 + 64 * 4 + 1.
+    CHECK(read_error(fixture_of(65, false)) ==
+          "inline.toml:260:1: [[gpus]] entry 65 is one too many: a GPU fixture holds at most 64 GPUs");
+    CHECK(read_error(fixture_of(1000, false)).find("[[gpus]] entry 65 is one too many") != std::string::npos);
+    // 2,016 pairs for 64 GPUs; the 2,017th entry is refused before it is read.
+    const std::string over = read_error(fixture_of(64, true, 1));
+    CHECK(over.find("[[links]] entry 2017 is one too many: a fixture of 64 GPUs has 2016 pairs, each listed at most "
+                    "once") != std::string::npos);
+    CHECK(read_error(fixture_of(1, false, 1)).find("[[links]] entry 1 is one too many: a fixture of 1 GPU has 0 "
+                                                   "pairs") != std::string::npos);
+    CHECK(read_error(fixture_of(2, true, 1)) ==
+          "inline.toml:16:1: [[links]] entry 2 is one too many: a fixture of 2 GPUs has 1 pair, each listed at most once");
+    // Within the bounds, a pair named twice is still named as such.
+    CHECK(read_error(fixture_of(3, false, 2)).find("[[links]] entry 2 names GPUs 0 and 1 again") != std::string::npos);
 }

@@ -109,7 +109,8 @@ TEST_CASE("CUDA_VISIBLE_DEVICES decides a fixture's pairs, in CUDA's order", "[g
 TEST_CASE("fixture links and link figures are checked one by one", "[gpu][links][fixture]") {
     const std::string two = kDriver + gpu_entry() + gpu_entry();
     CHECK(error_of(two + "[[links]]\ngpus = [0, 2]\ntopology = \"PIX\"\np2p = \"ok\"\n")
-              .find("inline.toml:13:12: 'gpus' in [[links]] entry 1 holds [[gpus]] positions, 0 to 1") == 0);
+              .find("inline.toml:13:12: each of 'gpus' in [[links]] entry 1 (a [[gpus]] position) must be an "
+                    "integer from 0 to 1, not 2") == 0);
     CHECK(error_of(two + "[[links]]\ngpus = [1, 1]\ntopology = \"PIX\"\np2p = \"ok\"\n")
               .find("inline.toml:13:8: 'gpus' in [[links]] entry 1 names GPU 1 twice") == 0);
     CHECK(error_of(two + "[[links]]\ngpus = [0]\ntopology = \"PIX\"\np2p = \"ok\"\n")
@@ -126,17 +127,21 @@ TEST_CASE("fixture links and link figures are checked one by one", "[gpu][links]
     CHECK(error_of(two + "[[links]]\ngpus = [0, 1]\ntopology = \"NV4\"\np2p = \"ok\"\n")
               .find("'topology' in [[links]] entry 1 is NV4, but [[gpus]] entry 1 has 0 NVLink links ('nvlinks')") !=
           std::string::npos);
-    const std::string twice = two + "[[links]]\ngpus = [0, 1]\ntopology = \"PIX\"\np2p = \"ok\"\n" +
+    const std::string twice = two + gpu_entry() + "[[links]]\ngpus = [0, 1]\ntopology = \"PIX\"\np2p = \"ok\"\n" +
                               "[[links]]\ngpus = [1, 0]\ntopology = \"SYS\"\np2p = \"ok\"\n";
-    CHECK(error_of(twice).find("inline.toml:16:1: [[links]] entry 2 names GPUs 1 and 0 again") == 0);
+    CHECK(error_of(twice).find(": [[links]] entry 2 names GPUs 1 and 0 again") != std::string::npos);
+    // Two GPUs have one pair: a second entry is one too many, whatever it names.
+    CHECK(error_of(two + "[[links]]\ngpus = [0, 1]\ntopology = \"PIX\"\np2p = \"ok\"\n" +
+                   "[[links]]\ngpus = [1, 0]\ntopology = \"SYS\"\np2p = \"ok\"\n")
+              .find("inline.toml:16:1: [[links]] entry 2 is one too many: a fixture of 2 GPUs has 1 pair") == 0);
     CHECK(error_of(two + "[[links]]\ngpus = [0, 1]\ntopology = \"PIX\"\np2p = \"ok\"\nlatency = 1\n")
               .find("unknown key 'latency'") != std::string::npos);
 
     CHECK(error_of(kDriver + gpu_entry("nvlinks = 40\n")).find("inline.toml:8:11: 'nvlinks' in [[gpus]] entry 1 must "
                                                                "be an integer from 0 to 36") == 0);
     CHECK(error_of(kDriver + gpu_entry("nvlinks = 12\nnvlinks_active = 13\n"))
-              .find("inline.toml:9:18: 'nvlinks_active' in [[gpus]] entry 1 must be an integer from 0 to 'nvlinks' "
-                    "(12)") == 0);
+              .find("inline.toml:9:18: 'nvlinks_active' in [[gpus]] entry 1 (of its 12 'nvlinks') must be an integer "
+                    "from 0 to 12, not 13") == 0);
     CHECK(error_of(kDriver + gpu_entry("nvlinks_active = 1\n")).find("'nvlinks_active' in [[gpus]] entry 1 needs "
                                                                      "'nvlinks'") != std::string::npos);
     CHECK(error_of(kDriver + gpu_entry("pcie = { generation = 4, width = 3, max_generation = 4, max_width = 16 }\n"))

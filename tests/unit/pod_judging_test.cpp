@@ -406,6 +406,11 @@ TEST_CASE("the container: /dev/shm missing or under the floor, memlock only with
     REQUIRE(findings.size() == 1);
     CHECK(contains(findings[0].words, "this container has no /dev/shm"));
 
+    // A tmpfs without a size limit (size=0) is no small /dev/shm.
+    limits.shm_unlimited = true;
+    CHECK(judge_container(limits, recipe, builtin().policy).empty());
+    limits.shm_unlimited = false;
+
     limits.shm_bytes = 1ull << 30;
     CHECK(judge_container(limits, recipe, builtin().policy).empty());
     limits.rdma_devices = {"mlx5_0", "mlx5_1"};

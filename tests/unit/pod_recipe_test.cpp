@@ -69,6 +69,10 @@ TEST_CASE("bad [pod] values are refused with file:line:column", "[pod][recipe]")
           std::string::npos);
     CHECK(message_of("[pod]\nshm_min_mib = \"1g\"\n").find("user.toml:2:15: 'shm_min_mib' in [pod] must be an "
                                                           "integer") != std::string::npos);
+    // In bytes it would not fit 64 bits: refused, never wrapped to 1 MiB.
+    CHECK(message_of("[pod]\nshm_min_mib = 17592186044417\n")
+              .find("user.toml:2:15: 'shm_min_mib' in [pod] must be an integer from 0 to 17592186044415, not "
+                    "17592186044417") != std::string::npos);
     CHECK(message_of("[pod]\nshm_size = 1\n").find("unknown key 'shm_size' in [pod]") != std::string::npos);
     CHECK(message_of("[[pod.pcie]]\ngeneration = 0\nx16_gb_per_s = 1.0\nsource = \"x\"\n")
               .find("user.toml:2:14: 'generation' in [[pod.pcie]] entry 1 must be an integer from 1 to 9") !=

@@ -1,11 +1,11 @@
-// Kubernetes' label rules as provision applies them (publish/label_rules.h):
+// Kubernetes' label rules as provision applies them (core/label_rules.h):
 // names, values and prefixes, row by row.
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
-#include "publish/label_rules.h"
+#include "core/label_rules.h"
 #include "publish/publish.h"
 #include "recipe/recipe_loader.h"
 

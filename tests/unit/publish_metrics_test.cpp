@@ -11,6 +11,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "publish/metrics.h"
 #include "publish_test_data.h"
@@ -55,6 +56,16 @@ std::map<std::string, Family> parse(const std::string& text) {
     }
     CHECK(text.back() == '\n');
     return families;
+}
+
+// The families docs/DESIGN.md's metrics table lists.
+std::set<std::string> documented_families() {
+    const std::string design = test_support::read_file(test_support::source_path("docs/DESIGN.md"));
+    std::set<std::string> documented;
+    const std::regex row(R"(\n\| `(provision_[a-z_]+)` \|)");
+    for (auto it = std::sregex_iterator(design.begin(), design.end(), row); it != std::sregex_iterator(); ++it)
+        documented.insert((*it)[1]);
+    return documented;
 }
 
 }  // namespace
@@ -186,12 +197,7 @@ TEST_CASE("docs/DESIGN.md lists every metric family provision writes, and no oth
     report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
     std::set<std::string> written;
     for (const auto& [name, family] : parse(render_metrics(finished(report)))) written.insert(name);
-    const std::string design = test_support::read_file(test_support::source_path("docs/DESIGN.md"));
-    std::set<std::string> documented;
-    const std::regex row(R"(\n\| `(provision_[a-z_]+)` \|)");
-    for (auto it = std::sregex_iterator(design.begin(), design.end(), row); it != std::sregex_iterator(); ++it)
-        documented.insert((*it)[1]);
-    CHECK(written == documented);
+    CHECK(written == documented_families());
 }
 
 TEST_CASE("provision_number_format: one state set per format, as the report's formats judge it") {
@@ -205,4 +211,72 @@ TEST_CASE("provision_number_format: one state set per format, as the report's fo
                      "provision_number_format{format=\"fp8\",state=\"passed\"} 0") == 1);
     CHECK(std::count(samples.begin(), samples.end(),
                      "provision_number_format{format=\"bf16\",state=\"passed\"} 1") == 1);
+}
+
+TEST_CASE("no family repeats a label set in a run with many findings alike; provision_finding counts them") {
+    Report report = two_h100_report();
+    report.validation.checks[0].status = CheckStatus::failed;
+    report.validation.checks[1].status = CheckStatus::timeout;
+    using L = HealthLevel;
+    report.findings = {
+        // Alike, without a GPU: three packages built for another Python, two extensions for another torch.
+        {-1, -1, "python_mismatch", L::degraded, "flash_attn 2.8.3 is built for Python 3.10"},
+        {-1, -1, "python_mismatch", L::degraded, "sageattention 2.2.0 is built for Python 3.10"},
+        {-1, -1, "python_mismatch", L::degraded, "xformers 0.0.32 is built for Python 3.10"},
+        {-1, -1, "torch_abi_mismatch", L::degraded, "flash_attn needs c10 symbols"},
+        {-1, -1, "torch_abi_mismatch", L::degraded, "xformers was built for torch 2.7"},
+        // Alike on one GPU, and the same signal without a GPU and at another level.
+        {1, 1, "no_kernel_image", L::degraded, "flash_attn has no code for GPU 1"},
+        {1, 1, "no_kernel_image", L::degraded, "sageattention has no code for GPU 1"},
+        {-1, -1, "no_kernel_image", L::degraded, "vllm's kernels have no code for any GPU"},
+        {-1, -1, "no_kernel_image", L::failed, "torch has no code for any GPU"},
+        // One each.
+        {0, 0, "thermal_slowdown", L::degraded, "hot"},
+        {1, 1, "thermal_slowdown", L::degraded, "hot"},
+        {-1, -1, "cuda_compat_libs", L::degraded, "compat"},
+        {-1, 3, "gpu_lost", L::failed, "GPU 3 fell off the bus"},
+        {-1, -1, "shm_too_small", L::ok, "64 MiB"},
+    };
+    report.verdict = L::failed;
+    const auto families = parse(render_metrics(finished(report)));
+    // Every family is written, and none repeats a label set.
+    std::set<std::string> written;
+    for (const auto& [name, family] : families) written.insert(name);
+    CHECK(written == documented_families());
+    for (const auto& [name, family] : families) {
+        std::set<std::string> label_sets;
+        for (const auto& sample : family.samples) {
+            INFO(sample);
+            CHECK(label_sets.insert(sample.substr(0, sample.rfind(' '))).second);
+        }
+    }
+    // Alike findings are one sample counting them.
+    const auto& findings = families.at("provision_finding").samples;
+    auto sample = [&](const std::string& labels) {
+        const std::string start = "provision_finding{" + labels + "} ";
+        for (const auto& line : findings)
+            if (line.starts_with(start)) return line.substr(start.size());
+        return std::string("none");
+    };
+    const std::string gpu1 = "gpu=\"1\",UUID=\"GPU-8932f937-d72c-4106-c12f-20bd9faed9f1\"";
+    CHECK(sample("signal=\"python_mismatch\",level=\"degraded\"") == "3");
+    CHECK(sample("signal=\"torch_abi_mismatch\",level=\"degraded\"") == "2");
+    CHECK(sample(gpu1 + ",signal=\"no_kernel_image\",level=\"degraded\"") == "2");
+    CHECK(sample("signal=\"no_kernel_image\",level=\"degraded\"") == "1");
+    CHECK(sample("signal=\"no_kernel_image\",level=\"failed\"") == "1");
+    CHECK(sample(gpu1 + ",signal=\"thermal_slowdown\",level=\"degraded\"") == "1");
+    CHECK(sample("signal=\"gpu_lost\",level=\"failed\"") == "1");
+    CHECK(findings.size() == 10);
+    // The samples of each level add up to provision_findings, which counts the report's findings.
+    for (const auto& [level, count] : std::map<std::string, int>{{"ok", 1}, {"degraded", 11}, {"failed", 2}}) {
+        INFO(level);
+        double sum = 0;
+        for (const auto& line : findings)
+            if (line.find("level=\"" + level + "\"") != std::string::npos)
+                sum += std::strtod(line.substr(line.rfind(' ') + 1).c_str(), nullptr);
+        CHECK(sum == count);
+        const auto& totals = families.at("provision_findings").samples;
+        CHECK(std::find(totals.begin(), totals.end(),
+                        fmt::format("provision_findings{{level=\"{}\"}} {}", level, count)) != totals.end());
+    }
 }

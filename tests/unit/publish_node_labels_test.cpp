@@ -1,6 +1,7 @@
 // The node's labels from a finished or stopped run (publish/node_labels.h),
 // the proofs of hardware paths they rest on (publish/hardware_proof.h), and
 // the feature file NFD reads.
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <set>
@@ -8,12 +9,14 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
+#include "core/label_rules.h"
 #include "publish/hardware_proof.h"
-#include "publish/label_rules.h"
 #include "publish/node_labels.h"
 #include "publish/publish.h"
 #include "publish_test_data.h"
+#include "recipe/node_label_names.h"
 #include "test_support.h"
 
 using namespace provision;
@@ -240,27 +243,72 @@ TEST_CASE("the feature file: a header, the expiry directive when kept fresh, the
     CHECK(directive < kept.find("gpu.example.com/"));
 }
 
-TEST_CASE("[node_labels] prefix: a user recipe sets it; one Kubernetes would refuse is exit 3 at its position") {
+TEST_CASE("[node_labels] prefix: a user recipe sets it; an empty one, or one Kubernetes would refuse, is exit 3 at "
+          "its position when the recipes load") {
     test_support::TempDir dir;
     const std::string good = dir.file("good.toml"), bad = dir.file("bad.toml");
     test_support::write_file(good, "[node_labels]\nprefix = \"gpu.example.com\"\n");
-    test_support::write_file(bad, "# a site's labels\n[node_labels]\nprefix = \"kubernetes.io\"\n");
     const RecipeSet set = load_recipes_over_builtins(std::nullopt, {good});
     CHECK(node_label_prefix(&set) == "gpu.example.com");
-    const RecipeSet refused = load_recipes_over_builtins(std::nullopt, {bad});
-    try {
-        (void)node_label_prefix(&refused);
-        FAIL("no error");
-    } catch (const Error& error) {
-        CHECK(error.code() == ExitCode::invalid_input);
-        CHECK_THAT(error.what(), Catch::StartsWith(bad + ":3:10: [node_labels] prefix \"kubernetes.io\""));
-        CHECK_THAT(error.what(), Catch::Contains("Kubernetes keeps for itself"));
-    }
+    test_support::write_file(bad, "# a site's labels\n[node_labels]\nprefix = \"kubernetes.io\"\n");
+    std::string message = test_support::malformed_recipe_message({bad});
+    CHECK_THAT(message, Catch::StartsWith(bad + ":3:10: [node_labels] prefix \"kubernetes.io\" cannot name Kubernetes "
+                                                "labels"));
+    CHECK_THAT(message, Catch::Contains("Kubernetes keeps for itself"));
+    // Empty is no way to ask for the default.
+    test_support::write_file(bad, "[node_labels]\nprefix = \"\"\n");
+    CHECK(test_support::malformed_recipe_message({bad}) ==
+          bad + ":2:10: [node_labels] prefix \"\" cannot name Kubernetes labels: the prefix is empty");
+    test_support::write_file(bad, "[node_labels]\nprefix = \"Gpu_Example\"\n");
+    CHECK_THAT(test_support::malformed_recipe_message({bad}),
+               Catch::StartsWith(bad + ":2:10: [node_labels] prefix \"Gpu_Example\" cannot name Kubernetes labels: the "
+                                       "prefix holds 'G'"));
     test_support::write_file(bad, "[node_labels]\nprefix = 7\n");
     CHECK_THAT(test_support::malformed_recipe_message({bad}),
                Catch::Contains(":2:10: 'prefix' in [node_labels] must be a string"));
     test_support::write_file(bad, "[node_labels]\nprefx = \"a\"\n");
     CHECK_THAT(test_support::malformed_recipe_message({bad}), Catch::Contains("prefix"));
+}
+
+TEST_CASE("the names of the labels provision writes itself are those of builtin_label_names(), which no feature "
+          "may take") {
+    // Every label of a full run (two GPUs, so p2p; every check passed) and of a stopped one (error).
+    const Report two = two_h100_report();
+    std::set<std::string> written;
+    for (const PublishedRun& run : {finished(two), stopped(ExitCode::usage)})
+        for (const auto& label : node_labels(run, "provision").labels)
+            written.insert(label.key.substr(std::string("provision/").size()));
+    std::set<std::string> features;
+    for (const auto& [name, spec] : builtin_recipes().features) features.insert(name);
+    // The label table's own names are the reserved ones, no more and no fewer.
+    std::set<std::string> own;
+    for (const auto& name : written)
+        if (!features.count(name) && !name.starts_with(kMechanismLabelPrefix)) own.insert(name);
+    const auto& reserved = builtin_label_names();
+    CHECK(own == std::set<std::string>(reserved.begin(), reserved.end()));
+    CHECK(std::any_of(written.begin(), written.end(), [](const std::string& name) {
+        return name.starts_with(kMechanismLabelPrefix);
+    }));
+
+    // A recipe feature named like one of them is refused where it is defined.
+    test_support::TempDir dir;
+    const std::string recipe = dir.file("user.toml");
+    for (const auto name : reserved) {
+        INFO(name);
+        test_support::write_file(recipe, fmt::format("# a site's feature\n[features.\"{}\"]\nchecks = []\n", name));
+        CHECK(test_support::malformed_recipe_message({recipe}) ==
+              fmt::format("{}:2:1: [features.{}]: '{}' is the name of a node label provision writes itself "
+                          "(PREFIX/{}): a feature's label is its name, so it would write a second, conflicting {} "
+                          "label; choose another name",
+                          recipe, name, name, name, name));
+    }
+    test_support::write_file(recipe, "[features.\"attention.flash3\"]\nchecks = []\n");
+    CHECK_THAT(test_support::malformed_recipe_message({recipe}),
+               Catch::StartsWith(recipe + ":1:1: [features.attention.flash3]: a feature's name may not begin with "
+                                          "'attention.'"));
+    // Names that only resemble them are features like any other.
+    test_support::write_file(recipe, "[features.validated_fp8]\n[features.p2p_nvlink]\n[features.attention]\n");
+    CHECK(test_support::recipe_load_error({test_support::source_path("recipes"), recipe}).empty());
 }
 
 TEST_CASE("docs/DESIGN.md's label table names every label provision writes") {

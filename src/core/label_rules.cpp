@@ -1,4 +1,4 @@
-#include "publish/label_rules.h"
+#include "core/label_rules.h"
 
 #include <fmt/format.h>
 
