@@ -43,8 +43,9 @@ void run_round(const Options& options) {
 // A round's validation workers, once their results are in, tear their CUDA
 // contexts down on their own (the run does not wait for the driver).  Here
 // they are waited for, until none is left or `until`: none outlives its
-// round holding GPU memory or as a zombie.  Between rounds provision has
-// no other child, so any child is such a worker.
+// round holding GPU memory or as a zombie, also when the round took longer
+// than the interval.  Between rounds provision has no other child, so any
+// child is such a worker.
 void reap_workers(Clock::time_point until) {
     for (;;) {
         int status = 0;
@@ -70,7 +71,10 @@ void run_repeatedly(const Options& options) {
         round.publish.round_started_ms = ms_since_start(started);
         run_round(round);
         const auto next = started + *options.repeat_interval;
-        reap_workers(next);
+        // A teardown that outlasts the watchdog's limit is left to a later round.
+        const auto limit = std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(options.validate_timeout_s));
+        reap_workers(std::max(next, Clock::now() + limit));
         std::this_thread::sleep_until(next);
     }
 }

@@ -234,6 +234,8 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
     // process anyway.
     printer(format_done_line(Clock::now(), waited_ms));
     kernels::release_peer_exports();
+    // Test-only: a teardown as slow as a driver's can be (the parent never waits for it).
+    if (fault_for_check(settings->fault, "teardown") == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
     return 0;
 }
 

@@ -337,3 +337,89 @@ TEST_CASE("--repeat --json with a stdout whose reader has gone: the rounds go on
                         "no death by SIGPIPE: each round says it cannot write the report (exit 6) and the "
                         "next one comes; SIGTERM exits 143 and removes the labels and metrics");
 }
+
+namespace {
+
+// The rounds begun so far: the fake NVML logs each nvmlInit_v2 (one a round).
+std::size_t rounds_in(const std::string& log) {
+    std::ifstream in(log);
+    std::size_t lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    return lines;
+}
+
+std::size_t descriptors_of(pid_t pid) {
+    std::size_t count = 0;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec), end; !ec && it != end;
+         it.increment(ec))
+        ++count;
+    return count;
+}
+
+// The children of `parent`, in any state.
+std::size_t children_of(pid_t parent) {
+    std::size_t count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") == std::string::npos && child_of(std::stol(name), parent)) ++count;
+    }
+    return count;
+}
+
+std::map<std::string, std::string> fake_machine_env(const TempDir& dir) {
+    return {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+            {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+            {"PROVISION_FAKE_GPU_FIXTURE", e2e::gpu_fixture("h100")},
+            {"PROVISION_FAKE_NVML_INIT_LOG", dir.file("nvml-inits.log")},
+            {"PROVISION_DETECT_TIMEOUT", "5"}};
+}
+
+}  // namespace
+
+TEST_CASE("--repeat: 200 rounds end with the descriptors they began with", "[publish][repeat]") {
+    TempDir dir;
+    // Like the driver's, the fake NVML leaves a descriptor open each time it is loaded.
+    publish_test::Background provision({PROVISION_BINARY, "--repeat", "0.001", "--no-validate", "--metrics",
+                                        dir.file("provision.prom"), "--site-packages", e2e::site_packages("none")},
+                                       fake_machine_env(dir), dir.file("provision.log"));
+    REQUIRE(provision.pid() > 0);
+    const std::string inits = dir.file("nvml-inits.log");
+    wait_or_fail(dir, [&] { return rounds_in(inits) >= 10; }, "10 rounds");
+    const std::size_t early = descriptors_of(provision.pid());
+    if (!publish_test::wait_for([&] { return rounds_in(inits) >= 210; }, 120s)) FAIL("210 rounds within 120 s");
+    const std::size_t late = descriptors_of(provision.pid());
+    INFO("descriptors after round 10: " << early << ", after round 210: " << late);
+    CHECK(late <= early + 2);  // a round in flight may hold its metrics file open
+    CHECK(provision.stop(SIGTERM, 5s) == 143);
+    reliability::record("repeat", "200 rounds of --repeat on a driver whose NVML leaves a descriptor each load",
+                        "the descriptors after round 210 are those after round 10: NVML stays loaded",
+                        "nothing");
+}
+
+TEST_CASE("--repeat: no round's worker outlives it, also when the rounds overrun the interval", "[publish][repeat]") {
+    if (!PROVISION_FAULT_INJECTION) {
+        WARN("skipped: built without fault injection, so no simulated worker");
+        return;
+    }
+    TempDir dir;
+    auto env = fake_machine_env(dir);
+    env["PROVISION_TEST_WORKER"] = "simulate";
+    env["PROVISION_TEST_FAULT"] = "teardown=slow";  // each worker takes 300 ms to exit after its results
+    publish_test::Background provision({PROVISION_BINARY, "--repeat", "0.001", "--metrics", dir.file("provision.prom"),
+                                        "--site-packages", e2e::site_packages("torch-only")},
+                                       env, dir.file("provision.log"));
+    REQUIRE(provision.pid() > 0);
+    const std::string inits = dir.file("nvml-inits.log");
+    std::size_t most = 0;
+    wait_or_fail(dir, [&] {
+        most = std::max(most, children_of(provision.pid()));
+        return rounds_in(inits) >= 8;
+    }, "8 rounds");
+    INFO("the most children seen at once: " << most);
+    CHECK(most <= 1);  // one GPU: the round's own worker, never the last round's besides
+    CHECK(provision.stop(SIGTERM, 5s) == 143);
+    reliability::record("repeat", "--repeat 0.001 (rounds overrun the interval), each worker 300 ms to exit",
+                        "each round's worker is reaped before the next round starts: never two at once",
+                        "nothing");
+}

@@ -16,6 +16,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <sys/eventfd.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -67,7 +70,25 @@ nvml::Return copy_text(const std::string& text, char* buffer, unsigned length) {
 
 }  // namespace
 
+// Like the driver's NVML, the library opens a descriptor when it is loaded
+// and never closes it: a process that loads and unloads it over and over
+// piles them up.
+__attribute__((constructor)) static void open_event_descriptor() { [[maybe_unused]] const int fd = eventfd(0, EFD_CLOEXEC); }
+
+// Each nvmlInit_v2 appends "nvmlInit PID" to $PROVISION_FAKE_NVML_INIT_LOG,
+// so a test can count the rounds of --repeat.
+static void record_nvml_init() {
+    const char* log = std::getenv("PROVISION_FAKE_NVML_INIT_LOG");
+    if (!log || !*log) return;
+    const int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    const std::string line = "nvmlInit " + std::to_string(getpid()) + "\n";
+    [[maybe_unused]] const ssize_t written = write(fd, line.data(), line.size());
+    close(fd);
+}
+
 FAKE_EXPORT nvml::Return nvmlInit_v2() {
+    record_nvml_init();
     auto loaded = fake::load_machine("fake NVML");
     if (!loaded) return nvml::ERROR_UNKNOWN;
     if (loaded->nvml_init_delay_ms > 0) {
