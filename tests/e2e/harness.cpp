@@ -92,6 +92,38 @@ int measured_run_main(int argc, char** argv) {
     return status_code(status);
 }
 
+namespace {
+
+// Appends each JSON document provision printed (its report or error
+// document; one a line under --repeat; a workload's own output after the
+// report is left out) to $PROVISION_E2E_REPORT_LOG, one compact document a
+// line, for the schema test (tests/schema) to validate every one.
+void record_reports(const std::string& program, const std::vector<std::string>& args, const std::string& out) {
+    const char* log = std::getenv("PROVISION_E2E_REPORT_LOG");
+    const bool provision = program == PROVISION_BINARY ||
+                           (args.size() > 1 && args[0] == kMeasuredRun && args[1] == PROVISION_BINARY);
+    if (!log || !*log || !provision || out.empty() || out.front() != '{') return;
+    std::vector<nlohmann::json> documents;
+    auto whole = nlohmann::json::parse(out, nullptr, false);
+    if (!whole.is_discarded()) {
+        documents.push_back(std::move(whole));
+    } else if (const auto end = out.find("\n}\n"); end != std::string::npos &&
+               !nlohmann::json::parse(out.substr(0, end + 2), nullptr, false).is_discarded()) {
+        documents.push_back(nlohmann::json::parse(out.substr(0, end + 2)));  // a report, then the workload's output
+    } else {
+        std::istringstream lines(out);
+        for (std::string line; std::getline(lines, line);) {
+            auto document = nlohmann::json::parse(line, nullptr, false);
+            if (!document.is_discarded() && document.is_object() && document.contains("schema"))
+                documents.push_back(std::move(document));
+        }
+    }
+    std::ofstream file(log, std::ios::app);
+    for (const auto& document : documents) file << document.dump() << '\n';
+}
+
+}  // namespace
+
 Result run(const std::string& program, const std::vector<std::string>& args,
            const std::map<std::string, std::string>& env, const std::string& cwd) {
     RunOptions options;
@@ -227,6 +259,7 @@ Result run(const std::string& program, const std::vector<std::string>& args,
         std::istringstream(figures) >> result.peak_rss_kib >> result.bytes_read;
         log_run(program, result, std::chrono::steady_clock::now() - started);
     }
+    record_reports(program, args, result.out);
     return result;
 }
 
