@@ -64,7 +64,13 @@ std::optional<NcclBuild> find_nccl_build_string(std::string_view bytes) {
 }
 
 std::optional<NcclBuild> read_nccl_build(const std::string& path) {
-    const auto elf = native::ElfFile::open(path);
+    auto source = native::FileSource::open(path);
+    if (!source) return std::nullopt;
+    return read_nccl_build(std::move(*source));
+}
+
+std::optional<NcclBuild> read_nccl_build(std::shared_ptr<const native::ByteSource> library) {
+    const auto elf = native::ElfFile::parse(std::move(library));
     if (!elf) return std::nullopt;
     const native::ElfSection* rodata = elf->section(".rodata");
     if (!rodata || rodata->size > kMaxRodataBytes || !native::within(rodata->offset, rodata->size, elf->source().size()))

@@ -17,10 +17,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "native/byte_source.h"
 
 namespace provision {
 
@@ -56,5 +59,6 @@ struct NcclBuild {
 std::optional<NcclBuild> find_nccl_build_string(std::string_view bytes);
 // Reads the library's .rodata (at most 64 MiB, in windows) for it.
 std::optional<NcclBuild> read_nccl_build(const std::string& path);
+std::optional<NcclBuild> read_nccl_build(std::shared_ptr<const native::ByteSource> library);
 
 }  // namespace provision

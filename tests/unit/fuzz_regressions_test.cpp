@@ -15,6 +15,7 @@
 
 #include "fuzz/env_file_target.h"
 #include "fuzz/fatbin_target.h"
+#include "fuzz/nccl_build_target.h"
 #include "fuzz/gpu_fixture_target.h"
 #include "fuzz/metadata_target.h"
 #include "fuzz/package_files_target.h"
@@ -61,6 +62,10 @@ std::size_t run_all(const std::string& target, const std::function<void(std::str
 }
 
 }  // namespace
+
+TEST_CASE("fuzz inputs: NCCL's build string in a library", "[fuzz]") {
+    CHECK(run_all("fuzz_nccl_build", fuzz::nccl_build::one_input) >= 6);
+}
 
 TEST_CASE("fuzz inputs: versions and requirements", "[fuzz]") {
     CHECK(run_all("fuzz_version", fuzz::version::one_input) >= 10);
