@@ -200,6 +200,7 @@ OpenedDevice open_device(int cuda_device) {
     } catch (const detail::CudaFailure& failure) {
         device.ok = false;
         device.detail = detail::describe_cuda_failure(failure, cuda_device);
+        device.full = failure.status() == cudaErrorMemoryAllocation || failure.status() == cudaErrorDevicesUnavailable;
     }
     return device;
 }

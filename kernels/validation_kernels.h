@@ -60,6 +60,10 @@ struct OpenedDevice {
     std::string uuid;           // "GPU-8932f937-..." as NVML and nvidia-smi write it
     std::string pci_bus_id;     // "0000:1b:00.0", as sysfs names the device
     std::string detail;         // the CUDA error when not ok
+    // Not ok because the GPU has no room for one more context: out of memory,
+    // or its compute mode lets no further process in.  Whether that is
+    // another process's doing the parent tells from NVML.
+    bool full = false;
 };
 
 // Makes `cuda_device` current in this thread and creates its context.

@@ -15,8 +15,11 @@ struct Plan {
     RecipeSet recipes;  // what the report was decided with (the publishing step reads it)
 };
 
-// Detect through validate: everything up to the side effects.
-Plan plan_run(const Options& options);
+class ProofMemory;
+
+// Detect through validate: everything up to the side effects.  `proofs`
+// (--repeat) carries each GPU's last proof from round to round.
+Plan plan_run(const Options& options, ProofMemory* proofs = nullptr);
 
 // Writes the env file, publishes the labels and metrics, prints the report,
 // and execs the command when there is one.  Returns the exit status (when it returns at all).

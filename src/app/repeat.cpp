@@ -9,6 +9,7 @@
 
 #include "app/pipeline.h"
 #include "app/publishing.h"
+#include "app/validation_step.h"
 #include "core/process_clock.h"
 #include "report/report.h"
 
@@ -29,9 +30,9 @@ void stop_round(const Options& options, const Error& error, const char* what) {
 }
 
 // One round: the whole run, its failure published as a stopped run.
-void run_round(const Options& options) {
+void run_round(const Options& options, ProofMemory& proofs) {
     try {
-        (void)carry_out(plan_run(options), options);
+        (void)carry_out(plan_run(options, &proofs), options);
     } catch (const Error& error) {
         stop_round(options, error, "error");
     } catch (const std::exception& error) {
@@ -66,10 +67,11 @@ std::chrono::seconds labels_lifetime(std::chrono::milliseconds interval) {
 void run_repeatedly(const Options& options) {
     Options round = options;
     round.publish.labels_expire_after = labels_lifetime(*options.repeat_interval);
+    ProofMemory proofs;  // each GPU's last proof, standing while other processes hold the GPU
     for (;;) {
         const auto started = Clock::now();
         round.publish.round_started_ms = ms_since_start(started);
-        run_round(round);
+        run_round(round, proofs);
         const auto next = started + *options.repeat_interval;
         // A teardown that outlasts the watchdog's limit is left to a later round.
         const auto limit = std::chrono::duration_cast<Clock::duration>(

@@ -1,11 +1,15 @@
 #include "app/validation_step.h"
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "health/busy_gpu.h"
 #include "validate/expected_gpus.h"
 #include "validate/fault_injection.h"
 #include "validation_kernels.h"
@@ -80,12 +84,19 @@ std::vector<GpuChecks> plan_checks(const Inventory& inventory, const RecipeSet& 
 
 }  // namespace
 
-ValidationStep::ValidationStep(const Options& options)
-    : validation_(validation_options(options)), workers_(validation_) {
+const ProofMemory::Proof* ProofMemory::find(const std::string& uuid) const {
+    const auto it = proofs_.find(uuid);
+    return it == proofs_.end() ? nullptr : &it->second;
+}
+
+void ProofMemory::remember(const std::string& uuid, Proof proof) { proofs_[uuid] = std::move(proof); }
+
+ValidationStep::ValidationStep(const Options& options, ProofMemory* proofs)
+    : validation_(validation_options(options)), proofs_(proofs), workers_(validation_) {
     can_validate_ = options.validate != ValidateMode::off && options.gpu_fixture.empty() &&
                     (kernels::kernels_available() || validation_.simulate);
     every_mechanism_ = options.publish.any();
-    if (!can_validate_) return;
+    if (!can_validate_ || proofs_) return;  // --repeat: no GPU is opened before NVML says it is idle
     std::optional<std::string> visible;
     if (const auto it = options.environment.find("CUDA_VISIBLE_DEVICES"); it != options.environment.end())
         visible = it->second;
@@ -112,6 +123,7 @@ void ValidationStep::follow(const Inventory& inventory) {
     }
     std::vector<WorkerTarget> targets;
     for (const Gpu& gpu : inventory.gpus) {
+        if (left_alone(gpu)) continue;
         // By UUID, whatever the order CUDA would give.  A GPU in MIG mode is
         // reached only through its instances' names: the workload's view then.
         const bool by_uuid = !gpu.uuid.empty() && !gpu.health.mig_mode.value_or(false);
@@ -130,7 +142,8 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
         copies.reason = *reason;
         return copies;
     }
-    const auto work = plan_checks(inventory, recipes, first, every_mechanism_, summary);
+    auto work = plan_checks(inventory, recipes, first, every_mechanism_, summary);
+    std::erase_if(work, [&](const GpuChecks& job) { return left_alone(inventory.gpus[static_cast<std::size_t>(job.gpu)]).has_value(); });
     LinkWork links;
     links.host_links = true;
     links.peer_path = nccl.paths.peer;
@@ -138,11 +151,14 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     if (validation_.mode == ValidateMode::full && nccl.library && inventory.gpus.size() > 1)
         links.nccl_library = nccl.library->path;
     for (const GpuPair& pair : inventory.pairs)
-        if (pair.p2p == PeerAccess::ok) links.peer_pairs.push_back({pair.first, pair.second});
+        if (pair.p2p == PeerAccess::ok && !left_alone(inventory.gpus[static_cast<std::size_t>(pair.first)]) &&
+            !left_alone(inventory.gpus[static_cast<std::size_t>(pair.second)]))
+            links.peer_pairs.push_back({pair.first, pair.second});
     const auto start = std::chrono::steady_clock::now();
     ValidationRun run = workers_.run(work, links);
     const auto end = std::chrono::steady_clock::now();
     summary.checks.insert(summary.checks.end(), run.checks.begin(), run.checks.end());
+    settle_proofs(inventory, run.full_gpus, summary);
     summary.wall_ms = std::chrono::duration<double, std::milli>(end - start).count();
     if (const auto ready = workers_.ready_at()) clock.mark_at(Phase::worker_ready, *ready);
     for (const auto& times : workers_.times()) clock.mark_gpu(times.gpu, times.started, times.running, times.ready, times.done);
@@ -168,8 +184,44 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
                      : any_failed ? ValidationStatus::failed
                                   : ValidationStatus::passed;
     if (!any_run) summary.reason = "no check applies to these GPUs";
+    if (!any_run && !summary.busy.empty()) summary.reason = "every GPU that runs checks is busy";
     if (any_failed) summary.reason = "a check failed; mechanisms that need it were rejected";
     return copies;
+}
+
+std::optional<std::string> ValidationStep::left_alone(const Gpu& gpu) const {
+    if (!proofs_) return std::nullopt;
+    return busy_reason(gpu);
+}
+
+void ValidationStep::settle_proofs(const Inventory& inventory, const std::vector<int>& full_gpus,
+                                   ValidationSummary& summary) {
+    const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+    for (const Gpu& gpu : inventory.gpus) {
+        const bool full = std::find(full_gpus.begin(), full_gpus.end(), gpu.index) != full_gpus.end();
+        const auto busy = busy_reason(gpu);
+        const auto ran = [&](const CheckOutcome& check) { return check.gpu == gpu.index; };
+        if (full && busy) {
+            // No room for a context beside other processes: busy, not failed.
+            std::erase_if(summary.checks, ran);
+            summary.busy.push_back({gpu.index, "no room for a context: " + *busy, std::nullopt});
+        } else if (const auto alone = left_alone(gpu)) {
+            const ProofMemory::Proof* proof = proofs_->find(gpu.uuid);
+            summary.busy.push_back({gpu.index, *alone, proof ? std::optional<std::int64_t>(proof->at) : std::nullopt});
+            if (proof) {
+                summary.checks.insert(summary.checks.end(), proof->checks.begin(), proof->checks.end());
+                summary.proofs.push_back({gpu.index, proof->at});
+            }
+        } else if (std::any_of(summary.checks.begin(), summary.checks.end(), ran)) {
+            summary.proofs.push_back({gpu.index, now});
+            if (proofs_) {
+                ProofMemory::Proof proof{{}, now};
+                std::copy_if(summary.checks.begin(), summary.checks.end(), std::back_inserter(proof.checks),
+                             [&](const CheckOutcome& check) { return ran(check) && check.status != CheckStatus::unsupported; });
+                proofs_->remember(gpu.uuid, std::move(proof));
+            }
+        }
+    }
 }
 
 CheckVerdicts verdicts_of(const ValidationSummary& summary) {

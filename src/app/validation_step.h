@@ -1,13 +1,20 @@
 // The validate stage as the pipeline drives it: the GPU workers started as
 // early as possible (every expected GPU's before anything is read; detection
 // then stops those it does not confirm and starts any it did not expect),
-// given the checks the first selection
-// needs, and the results turned into the verdicts the second selection
-// takes.  A run that validates nothing (--no-validate, a fixture, a machine
-// without GPUs, a build without kernels) never starts one.
+// given the checks the first selection needs, and the results turned into
+// the verdicts the second selection takes.  A run that validates nothing
+// (--no-validate, a fixture, a machine without GPUs, a build without
+// kernels) never starts one.  A busy GPU (health/busy_gpu.h) is never a
+// failed check: under --repeat it gets no worker and its last proof stands;
+// in a single run a worker that finds no room for a context beside other
+// processes says the GPU is busy.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "app/options.h"
 #include "gpu/copy_check.h"
@@ -21,14 +28,30 @@
 
 namespace provision {
 
+// What --repeat remembers of each GPU between rounds, by UUID: its checks'
+// outcomes and when they ran, to stand while the GPU is busy.
+class ProofMemory {
+public:
+    struct Proof {
+        std::vector<CheckOutcome> checks;
+        std::int64_t at = 0;  // Unix seconds
+    };
+    const Proof* find(const std::string& uuid) const;
+    void remember(const std::string& uuid, Proof proof);
+
+private:
+    std::map<std::string, Proof> proofs_;
+};
+
 class ValidationStep {
 public:
     // Starts a worker for every GPU the workload is expected to see
-    // (validate/expected_gpus.h) when validation will run.
-    explicit ValidationStep(const Options& options);
+    // (validate/expected_gpus.h) when validation will run; with `proofs`
+    // (--repeat) only once detection has said which GPUs are idle.
+    explicit ValidationStep(const Options& options, ProofMemory* proofs = nullptr);
 
-    // One worker per visible GPU, each seeing that GPU alone; none when no
-    // check can run on this inventory.
+    // One worker per visible GPU, each seeing that GPU alone (under --repeat
+    // each idle one); none when no check can run on this inventory.
     void follow(const Inventory& inventory);
 
     // Runs the checks of every mechanism the first decision found able to
@@ -47,10 +70,16 @@ public:
 private:
     // Why nothing is validated on this inventory; nullopt when checks can run.
     std::optional<std::string> skip_reason(const Inventory& inventory) const;
+    // Under --repeat, why a GPU is left alone this round; nullopt otherwise.
+    std::optional<std::string> left_alone(const Gpu& gpu) const;
+    // The busy GPUs' entries, their remembered proofs' checks, and this
+    // round's proofs remembered.
+    void settle_proofs(const Inventory& inventory, const std::vector<int>& full_gpus, ValidationSummary& summary);
 
     ValidationOptions validation_;
     bool can_validate_ = false;
     bool every_mechanism_ = false;  // labels or metrics: prove every mechanism's hardware path
+    ProofMemory* proofs_ = nullptr;  // --repeat
     CheckWorkers workers_;
 };
 

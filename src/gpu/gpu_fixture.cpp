@@ -80,6 +80,13 @@ GpuHealth read_health(const toml::node& node, const std::string& file, const std
     health.memory_used_mib = optional_count<std::uint64_t>(reader, "memory_used_mib");
     health.other_processes = optional_count<unsigned>(reader, "other_processes");
     health.mig_mode = optional_bool(reader, "mig_mode");
+    if (const auto mode = reader.string("compute_mode")) {
+        health.compute_mode = parse_compute_mode(*mode);
+        if (!health.compute_mode)
+            throw_at(*reader.node("compute_mode"), file,
+                     fmt::format("'compute_mode' in {} is default, exclusive-process or prohibited, not '{}'", where,
+                                 printable(*mode, kLongestEchoedValue)));
+    }
     reader.reject_unknown_keys(gpu_health_keys());
     return health;
 }
@@ -260,7 +267,7 @@ const std::vector<std::string>& gpu_health_keys() {
     static const std::vector<std::string> keys = {
         "uncorrected_ecc_errors", "retired_pages_pending", "row_remap_pending", "row_remap_failure",
         "thermal_slowdown",       "power_brake_slowdown",  "hw_slowdown",       "memory_used_mib",
-        "other_processes",        "mig_mode"};
+        "other_processes",        "mig_mode",              "compute_mode"};
     return keys;
 }
 

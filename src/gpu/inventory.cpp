@@ -12,9 +12,25 @@ std::string_view to_string(FabricState state) {
     return "not-supported";
 }
 
+std::string_view to_string(ComputeMode mode) {
+    switch (mode) {
+        case ComputeMode::exclusive_process: return "exclusive-process";
+        case ComputeMode::prohibited: return "prohibited";
+        case ComputeMode::shared: break;
+    }
+    return "default";
+}
+
+std::optional<ComputeMode> parse_compute_mode(std::string_view text) {
+    for (const ComputeMode mode : {ComputeMode::shared, ComputeMode::exclusive_process, ComputeMode::prohibited})
+        if (text == to_string(mode)) return mode;
+    return std::nullopt;
+}
+
 bool GpuHealth::any() const {
     return uncorrected_ecc_errors || retired_pages_pending || row_remap_pending || row_remap_failure ||
-           thermal_slowdown || power_brake_slowdown || hw_slowdown || memory_used_mib || other_processes || mig_mode;
+           thermal_slowdown || power_brake_slowdown || hw_slowdown || memory_used_mib || other_processes || mig_mode ||
+           compute_mode;
 }
 
 const char* driver_fault_key(DriverFaultKind kind) {

@@ -12,6 +12,13 @@
 
 namespace provision {
 
+// Who may create CUDA contexts on a GPU (nvmlComputeMode_t): anyone; one
+// process at a time (EXCLUSIVE_PROCESS, and the deprecated EXCLUSIVE_THREAD);
+// no one (PROHIBITED).
+enum class ComputeMode { shared, exclusive_process, prohibited };
+std::string_view to_string(ComputeMode mode);  // "default", "exclusive-process", "prohibited"
+std::optional<ComputeMode> parse_compute_mode(std::string_view text);
+
 // Health signals NVML reports for one GPU.  Each is empty where it could not
 // be read: a driver without the function, a GPU without the feature
 // (NVML_ERROR_NOT_SUPPORTED), or a simulated GPU whose fixture leaves it out.
@@ -26,6 +33,7 @@ struct GpuHealth {
     std::optional<std::uint64_t> memory_used_mib;         // in use at start (reserved memory excluded where known)
     std::optional<unsigned> other_processes;              // compute processes already on the GPU
     std::optional<bool> mig_mode;                         // MIG mode currently enabled
+    std::optional<ComputeMode> compute_mode;
 
     bool any() const;  // true when at least one signal was read
 };

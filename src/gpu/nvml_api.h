@@ -95,6 +95,8 @@ struct ProcessInfo {
 // (Windows WDDM, some containers).
 constexpr unsigned long long value_not_available = ~0ULL;
 using DeviceGetMigModeFn = Return (*)(Device, unsigned*, unsigned*);           // nvmlDeviceGetMigMode
+// nvmlComputeMode_t: DEFAULT 0, EXCLUSIVE_THREAD 1 (deprecated), PROHIBITED 2, EXCLUSIVE_PROCESS 3.
+using DeviceGetComputeModeFn = Return (*)(Device, int*);                        // nvmlDeviceGetComputeMode
 
 // Topology, all optional.  nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 and
 // nvmlDeviceGetNvLinkRemotePciInfo_v2 fill it.

@@ -43,6 +43,7 @@ struct NvmlFunctions {
     nvml::DeviceGetComputeRunningProcessesFn compute_processes = nullptr;
     nvml::DeviceGetComputeRunningProcessesFn process_list = nullptr;  // _v3 or _v2: lists nvml::ProcessInfo
     nvml::DeviceGetMigModeFn mig_mode = nullptr;
+    nvml::DeviceGetComputeModeFn compute_mode = nullptr;
 
     // The first required function the library lacks, or "".  Health
     // queries in the order NVIDIA introduced them: the newest name first.
@@ -71,6 +72,7 @@ struct NvmlFunctions {
             Symbol::optional(process_list,
                              {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}),
             Symbol::optional(mig_mode, "nvmlDeviceGetMigMode"),
+            Symbol::optional(compute_mode, "nvmlDeviceGetComputeMode"),
         });
     }
 
@@ -231,6 +233,14 @@ void read_health(const NvmlFunctions& nvml, nvml::Device device, unsigned index,
         code = nvml.mig_mode(device, &current, &pending);
         return current == nvml::feature_enabled;
     });
+    health.compute_mode = query(nvml.compute_mode, "nvmlDeviceGetComputeMode",
+                                [&](nvml::Return& code) -> std::optional<ComputeMode> {
+                                    int mode = 0;
+                                    code = nvml.compute_mode(device, &mode);
+                                    return mode == 2 ? ComputeMode::prohibited
+                                           : mode == 1 || mode == 3 ? ComputeMode::exclusive_process
+                                                                    : ComputeMode::shared;
+                                });
 }
 
 // Fills one GPU, or returns the first failure.

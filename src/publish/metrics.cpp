@@ -177,6 +177,19 @@ const std::vector<MetricFamily>& metric_table() {
              for (const auto& [feature, state] : feature_proofs(*run.report, *run.recipes))
                  state_set(out, {{"feature", feature}}, "state", all_proof_states(), state);
          }},
+        {"provision_proof_timestamp_seconds", MetricType::gauge,
+         "When each GPU's checks last ran, in seconds since the epoch (under --repeat a busy GPU's last proof stands).",
+         true,
+         [](const PublishedRun& run, Samples& out) {
+             for (const auto& proof : run.report->validation.proofs)
+                 out.push_back({gpu_labels(run.report->inventory, proof.gpu), static_cast<double>(proof.at)});
+         }},
+        {"provision_gpu_busy", MetricType::gauge,
+         "1 for each GPU other processes hold, whose checks did not run this time (never a failed check).", true,
+         [](const PublishedRun& run, Samples& out) {
+             for (const auto& busy : run.report->validation.busy)
+                 out.push_back({gpu_labels(run.report->inventory, busy.gpu), 1});
+         }},
         {"provision_check_status", MetricType::gauge,
          "Each check on each GPU: 1 for its status, 0 for the others.", true,
          [](const PublishedRun& run, Samples& out) {

@@ -61,6 +61,14 @@ const std::vector<LabelRow>& label_table() {
              if (run.report) return std::nullopt;
              return std::string(stop_reason(run.exit_code));
          }},
+        {"validated.timestamp", true, [](const PublishedRun& run, const std::string&) -> Value {
+             // The oldest proof standing: a scheduler can ask for proofs younger than a day.
+             const auto& proofs = run.report->validation.proofs;
+             if (proofs.empty()) return std::nullopt;
+             std::int64_t oldest = proofs.front().at;
+             for (const auto& proof : proofs) oldest = std::min(oldest, proof.at);
+             return std::to_string(oldest);
+         }},
         {"validation", true, [](const PublishedRun& run, const std::string&) -> Value {
              return std::string(to_string(run.report->validation.status));
          }},

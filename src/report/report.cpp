@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include <ctime>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -45,6 +47,7 @@ toml::table health_table(const GpuHealth& health) {
     put_count("memory_used_mib", health.memory_used_mib);
     put_count("other_processes", health.other_processes);
     put_flag("mig_mode", health.mig_mode);
+    if (health.compute_mode) table.insert_or_assign("compute_mode", std::string(to_string(*health.compute_mode)));
     return table;
 }
 
@@ -313,6 +316,18 @@ std::string render_json(const Report& report, JsonLayout layout) {
         checks.push_back(std::move(entry));
     }
     validation.insert_or_assign("checks", std::move(checks));
+    if (!report.validation.busy.empty()) {
+        toml::array busy;
+        for (const BusyGpu& gpu : report.validation.busy) {
+            toml::table entry{{"gpu", gpu.gpu}, {"reason", gpu.why}};
+            if (gpu.proved_at) entry.insert_or_assign("proved_at", *gpu.proved_at);
+            busy.push_back(std::move(entry));
+        }
+        validation.insert_or_assign("busy", std::move(busy));
+    }
+    toml::array proofs;
+    for (const GpuProof& proof : report.validation.proofs) proofs.push_back(toml::table{{"gpu", proof.gpu}, {"at", proof.at}});
+    validation.insert_or_assign("proofs", std::move(proofs));
     root.insert_or_assign("validation", std::move(validation));
 
     toml::array warnings = string_array(report.decision.warnings);
@@ -380,6 +395,16 @@ std::string render_summary(const Report& report, bool explain) {
                                 check.tolerance, check.ms);
         if (check.tflops > 0) text += fmt::format(", {:.0f} TFLOP/s", check.tflops);
         if (!check.detail.empty()) text += fmt::format(" — {}", check.detail);
+        out += fmt::format("  {:<20}{}\n", "", printable(text, kLongest));
+    }
+    for (const BusyGpu& busy : report.validation.busy) {
+        std::string text = fmt::format("GPU {} is busy, its checks not run: {}", busy.gpu, busy.why);
+        if (busy.proved_at) {
+            const std::time_t at = static_cast<std::time_t>(*busy.proved_at);
+            char stamp[32];
+            std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&at));
+            text += fmt::format("; its last proof ({}) stands", stamp);
+        }
         out += fmt::format("  {:<20}{}\n", "", printable(text, kLongest));
     }
     if (!report.appended_arguments.empty())

@@ -2,6 +2,8 @@
 // scripts (JSON on stdout, schema 1 in docs/DESIGN.md).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,11 +21,28 @@
 
 namespace provision {
 
+// A GPU whose checks did not run because other processes hold it: under
+// --repeat found so through NVML before any context, in a single run when
+// its worker found no room for a context.  Never a failed check.
+struct BusyGpu {
+    int gpu = 0;
+    std::string why;                       // which processes, how much memory
+    std::optional<std::int64_t> proved_at;  // --repeat: when its checks last ran (Unix seconds), whose outcomes stand
+};
+
+// When a GPU's checks last ran (this run, or under --repeat an earlier round).
+struct GpuProof {
+    int gpu = 0;
+    std::int64_t at = 0;  // Unix seconds
+};
+
 struct ValidationSummary {
     ValidationStatus status = ValidationStatus::skipped;
     std::string reason;              // why skipped, or what failed
     std::vector<CheckOutcome> checks;
     double wall_ms = 0;
+    std::vector<BusyGpu> busy;
+    std::vector<GpuProof> proofs;
 };
 
 struct Report {

@@ -211,6 +211,7 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
     ready.uuid = device.uuid;
     if (device.ok) ready.capability = fmt::format("{}.{}", device.major, device.minor);
     ready.error = device.ok ? std::string() : device.detail;
+    ready.full = device.full;
     LinePrinter printer(out);
     printer(format_ready_line(ready));
 

@@ -194,6 +194,7 @@ ValidationRun CheckWorkers::run(const std::vector<GpuChecks>& work, const LinkWo
             const HostLinkLine& line = *worker->output.host_link;
             result.host_copies.push_back({job.gpu, line.h2d_gb_per_s, line.d2h_gb_per_s, line.link});
         }
+        if (worker->output.ready && worker->output.ready->full) result.full_gpus.push_back(job.gpu);
         if (links.host_memory) {
             const auto& line = worker->output.host_memory;
             result.host_memory.push_back({job.gpu, line && line->ok, line ? line->numa_node : -1,

@@ -93,8 +93,10 @@ kernels::OpenedDevice SimulatedDevice::open(int cuda_device) {
                              "nvidia-fabricmanager service, of the same version as the driver";
     } else if (const auto status = d.device_get(&handle, cuda_device); status != cuda::SUCCESS) {
         device.detail = fmt::format("cuDeviceGet: CUDA error {}", static_cast<int>(status));
-    } else if (d.retain && d.retain(&context, handle) != cuda::SUCCESS) {
-        device.detail = "cuDevicePrimaryCtxRetain failed";
+    } else if (const auto status = d.retain ? d.retain(&context, handle) : cuda::SUCCESS; status != cuda::SUCCESS) {
+        device.detail = fmt::format("cuDevicePrimaryCtxRetain: CUDA error {}", static_cast<int>(status));
+        // CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_DEVICE_UNAVAILABLE: no room for one more context.
+        device.full = status == cuda::ERROR_OUT_OF_MEMORY || static_cast<int>(status) == 46;
     } else {
         d.attribute(&major_, cuda::ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle);
         d.attribute(&minor_, cuda::ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle);

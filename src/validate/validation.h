@@ -80,6 +80,7 @@ struct ValidationRun {
     std::vector<PeerCopyResult> peer_copies;  // one per pair asked for
     std::vector<HostMemoryResult> host_memory;  // one per GPU asked
     std::optional<NcclAllReduceResult> nccl_all_reduce;
+    std::vector<int> full_gpus;  // GPUs whose worker found no room for a context (out of memory, exclusive)
 };
 
 // Where one worker runs.

@@ -141,6 +141,7 @@ std::string format_ready_line(const WorkerReady& ready) {
     if (!ready.uuid.empty()) fields.insert("uuid", ready.uuid);
     if (!ready.capability.empty()) fields.insert("capability", ready.capability);
     if (!ready.error.empty()) fields.insert("error", ready.error);
+    if (ready.full) fields.insert("full", true);
     return one_line(toml::table{{"ready", inline_table(std::move(fields))}});
 }
 
@@ -295,6 +296,7 @@ WorkerOutput parse_worker_output(const std::string& text) {
             fields.uuid = (*ready)["uuid"].value_or(std::string());
             fields.capability = (*ready)["capability"].value_or(std::string());
             fields.error = (*ready)["error"].value_or(std::string());
+            fields.full = (*ready)["full"].value_or(false);
             output.ready = std::move(fields);
             continue;
         } else if (const toml::table* host_link = document ? (*document)["host_link"].as_table() : nullptr) {

@@ -70,6 +70,7 @@ struct WorkerReady {
     std::string uuid;        // of the GPU it opened, when known
     std::string capability;  // "9.0"
     std::string error;       // why it could not open the GPU; empty when it did
+    bool full = false;       // it could not because the GPU had no room for one more context
 };
 
 std::string format_ready_line(const WorkerReady& ready);

@@ -233,7 +233,8 @@ TEST_CASE("health: a healthy GPU reports every signal and verdict ok", "[faults]
     CHECK(health["memory_used_mib"] == 0);
     CHECK(health["other_processes"] == 0);
     CHECK(health["mig_mode"] == false);
-    CHECK(health.size() == 10);
+    CHECK(health["compute_mode"] == "default");
+    CHECK(health.size() == 11);
 }
 
 TEST_CASE("health: each signal lands in the report and the policy sets the verdict", "[faults][health]") {

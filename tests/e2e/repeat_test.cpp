@@ -423,3 +423,59 @@ TEST_CASE("--repeat: no round's worker outlives it, also when the rounds overrun
                         "each round's worker is reaped before the next round starts: never two at once",
                         "nothing");
 }
+
+TEST_CASE("--repeat: a GPU other processes hold is left alone; its last proof stands, and how old it is is said",
+          "[publish][repeat][busy]") {
+    if (!PROVISION_FAULT_INJECTION) {
+        WARN("skipped: built without fault injection, so no simulated worker");
+        return;
+    }
+    TempDir dir;
+    write_machine(dir, "");
+    const std::string labels = dir.file("provision.labels"), metrics = dir.file("provision.prom");
+    std::map<std::string, std::string> env = {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                                              {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+                                              {"PROVISION_FAKE_GPU_FIXTURE", dir.file("machine.toml")},
+                                              {"PROVISION_FAKE_CUDA_CONTEXT_LOG", dir.file("contexts.log")},
+                                              {"PROVISION_FAKE_NVML_INIT_LOG", dir.file("nvml-inits.log")},
+                                              {"PROVISION_TEST_WORKER", "simulate"},
+                                              {"PROVISION_DETECT_TIMEOUT", "5"}};
+    publish_test::Background provision({PROVISION_BINARY, "--repeat", "0.05", "--node-labels", labels, "--metrics",
+                                        metrics, "--site-packages", e2e::site_packages("torch-only")},
+                                       env, dir.file("provision.log"));
+    REQUIRE(provision.pid() > 0);
+    const auto contexts = [&] { return worker_pids(dir.file("contexts.log")).size(); };
+    const auto busy_metric = [&] { return e2e::read_file(metrics).find("provision_gpu_busy{") != std::string::npos; };
+
+    // Idle: the GPU is proved.
+    wait_or_fail(dir, [&] { return contexts() >= 1 && label(labels, "provision/validated") == "true"; }, "a proof");
+    const std::string first_proof = label(labels, "provision/validated.timestamp");
+    CHECK_FALSE(first_proof.empty());
+
+    // A job takes the GPU: no round opens it; the proof stands, with its age.
+    write_machine(dir, "other_processes = 1\nmemory_used_mib = 79000");
+    wait_or_fail(dir, busy_metric, "the GPU seen busy");
+    const std::size_t opened = contexts();
+    const std::size_t round = rounds_in(dir.file("nvml-inits.log"));
+    wait_or_fail(dir, [&] { return rounds_in(dir.file("nvml-inits.log")) >= round + 3; }, "three busy rounds");
+    CHECK(contexts() == opened);  // no context on the busy GPU
+    CHECK(label(labels, "provision/validated") == "true");
+    const std::string standing = label(labels, "provision/validated.timestamp");
+    CHECK(!standing.empty());
+    CHECK(standing <= std::to_string(std::time(nullptr)));
+    CHECK(label(labels, "provision/health") == "degraded");  // memory_in_use: busy, never failed
+    const std::string text = e2e::read_file(metrics);
+    CHECK_THAT(text, Catch::Contains("provision_proof_timestamp_seconds{gpu=\"0\",UUID=\"GPU-8932f937-d72c-4106-c12f-"
+                                     "20bd9faed9f6\"} " + standing));
+    CHECK_THAT(text, Catch::Contains("provision_gpu_busy{gpu=\"0\""));
+
+    // The job leaves: the next round proves the GPU again.
+    write_machine(dir, "");
+    wait_or_fail(dir, [&] { return contexts() > opened && !busy_metric(); }, "a new proof once idle");
+    CHECK(label(labels, "provision/validated") == "true");
+    CHECK(provision.stop(SIGTERM, 5s) == 143);
+    reliability::record("repeat", "--repeat while a job holds the GPU (NVML: one other process, 79000 MiB), then leaves",
+                        "no context on the busy GPU; validated=true from the last proof with validated.timestamp and "
+                        "provision_proof_timestamp_seconds; health degraded (memory_in_use); proved again once idle",
+                        "nothing (the job's memory is left alone)");
+}

@@ -296,6 +296,18 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::Device de
     return nvml::SUCCESS;
 }
 
+FAKE_EXPORT nvml::Return nvmlDeviceGetComputeMode(nvml::Device device, int* mode) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetComputeMode", current, gpu); code != nvml::SUCCESS) return code;
+    if (!mode) return nvml::ERROR_INVALID_ARGUMENT;
+    const auto compute = health_of(*current, gpu).compute_mode;
+    *mode = compute == provision::ComputeMode::prohibited         ? 2
+            : compute == provision::ComputeMode::exclusive_process ? 3
+                                                                   : 0;
+    return nvml::SUCCESS;
+}
+
 FAKE_EXPORT nvml::Return nvmlDeviceGetMigMode(nvml::Device device, unsigned* current_mode, unsigned* pending_mode) {
     std::shared_ptr<const fake::Machine> current;
     std::size_t gpu = 0;

@@ -195,6 +195,7 @@ TEST_CASE("a hostile GPU name stays inside its label value") {
 TEST_CASE("docs/DESIGN.md lists every metric family provision writes, and no other") {
     Report report = two_h100_report();
     report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
+    report.validation.busy.push_back({1, "1 other process holds 79000 MiB of its memory", 1764000000});
     std::set<std::string> written;
     for (const auto& [name, family] : parse(render_metrics(finished(report)))) written.insert(name);
     CHECK(written == documented_families());
@@ -237,6 +238,7 @@ TEST_CASE("no family repeats a label set in a run with many findings alike; prov
         {-1, 3, "gpu_lost", L::failed, "GPU 3 fell off the bus"},
         {-1, -1, "shm_too_small", L::ok, "64 MiB"},
     };
+    report.validation.busy.push_back({1, "1 other process holds 79000 MiB of its memory", 1764000000});
     report.verdict = L::failed;
     const auto families = parse(render_metrics(finished(report)));
     // Every family is written, and none repeats a label set.

@@ -84,6 +84,7 @@ TEST_CASE("labels of an H100 whose every check passed") {
         {"provision/verdict", "ok"},
         {"provision/validated", "true"},
         {"provision/timestamp", "1795521600"},
+        {"provision/validated.timestamp", "1764000000"},
         {"provision/validation", "passed"},
         {"provision/health", "ok"},
         {"provision/gpu.count", "1"},

@@ -49,6 +49,8 @@ inline void pass_every_check(provision::Report& report) {
         }
     report.validation.status = provision::ValidationStatus::passed;
     report.validation.wall_ms = 412;
+    report.validation.proofs.clear();
+    for (const auto& gpu : report.inventory.gpus) report.validation.proofs.push_back({gpu.index, 1764000000});
 }
 
 inline provision::Report h100_report() {
