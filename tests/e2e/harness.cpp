@@ -263,6 +263,25 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     return result;
 }
 
+bool sanitized_build() {
+#if defined(__SANITIZE_ADDRESS__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return true;
+#else
+    return false;
+#endif
+#else
+    return false;
+#endif
+}
+
+void check_memory_bound(const Result& result) {
+    if (sanitized_build()) return;
+    CHECK(result.peak_rss_kib < kPeakRssBoundKib);
+}
+
 Result provision(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
     return run(PROVISION_BINARY, args, env);
 }

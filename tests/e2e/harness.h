@@ -58,6 +58,14 @@ constexpr const char* kMeasuredRun = "__measured-run";
 constexpr int kMeasureFd = 3;
 int measured_run_main(int argc, char** argv);
 
+// What no input may make provision exceed (docs/DESIGN.md, "Reading what
+// the workload installed"): checks a measured run's peak RSS against it;
+// sanitizer builds, whose allocators and shadow memory change the figure,
+// are not held to it.
+constexpr long kPeakRssBoundKib = 256 * 1024;
+void check_memory_bound(const Result& result);
+bool sanitized_build();  // AddressSanitizer is in this build
+
 // The built provision binary.
 Result provision(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
 

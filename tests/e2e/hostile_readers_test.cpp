@@ -22,21 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-// What no input may make provision exceed (docs/DESIGN.md, "Reading what
-// the workload installed"); sanitizer builds are not held to it.
-constexpr long kPeakRssBoundKib = 256 * 1024;
 // A run that has not ended after this long is killed: a hang guard only.
 constexpr double kGuardSeconds = 60;
 // A FIFO blocks forever: a shorter guard tells it sooner.
@@ -128,10 +113,8 @@ bool has_finding(const nlohmann::json& report, const std::string& signal) {
     return false;
 }
 
-void check_memory_bound(const e2e::Result& result) {
-    if (kSanitized) return;
-    CHECK(result.peak_rss_kib < kPeakRssBoundKib);
-}
+using e2e::check_memory_bound;
+const bool kSanitized = e2e::sanitized_build();
 
 // A torch venv for Python 3.12: torch `version` (CUDA 12.8) with its
 // version.py, and flash_attn whose RECORD names `module_record` rows.

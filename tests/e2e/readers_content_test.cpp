@@ -148,8 +148,6 @@ std::string pod(std::size_t gpus, bool links) {
     return text;
 }
 
-// What no input may make provision exceed (README, "Messages").
-constexpr long kPeakRssBoundKib = 256 * 1024;
 // A run still going after this long is killed: a hang guard, no time is asserted.
 constexpr double kGuardSeconds = 60;
 
@@ -193,7 +191,7 @@ TEST_CASE("readers-content: a GPU fixture holds at most 64 GPUs: more are refuse
     CHECK(report["gpus"].size() == 64);
     CHECK(report["links"].size() == 2016);
     CHECK(has(e2e::read_file(dir.file("labels")), "provision/gpu.count=64\n"));
-    CHECK(result.peak_rss_kib < kPeakRssBoundKib);
+    e2e::check_memory_bound(result);
     // One past the links of 64 GPUs is refused.
     e2e::write_file(fixture, pod(64, true) + "[[links]]\ngpus = [0, 1]\ntopology = \"SYS\"\np2p = \"ok\"\n");
     const auto over = run_guarded(fixture, {});
