@@ -22,6 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+const bool kSanitized = e2e::sanitized_build();
+
 // A run that has not ended after this long is killed: a hang guard only.
 constexpr double kGuardSeconds = 60;
 // A FIFO blocks forever: a shorter guard tells it sooner.
@@ -114,7 +116,6 @@ bool has_finding(const nlohmann::json& report, const std::string& signal) {
 }
 
 using e2e::check_memory_bound;
-const bool kSanitized = e2e::sanitized_build();
 
 // A torch venv for Python 3.12: torch `version` (CUDA 12.8) with its
 // version.py, and flash_attn whose RECORD names `module_record` rows.
