@@ -264,7 +264,7 @@ std::string sysfs_root(const Options& options) {
 
 Plan plan_run(const Options& options, ProofMemory* proofs) {
     PhaseClock clock;
-    ValidationStep validation(options, proofs);  // the first GPU's worker opens it from now on
+    ValidationStep validation(options, proofs);  // every expected GPU's worker opens it from now on
     std::future<Inventory> detection = start_detection(options);
     Plan plan;
     Report& report = plan.report;
