@@ -80,7 +80,7 @@ private:
     bool can_validate_ = false;
     bool every_mechanism_ = false;  // labels or metrics: prove every mechanism's hardware path
     ProofMemory* proofs_ = nullptr;  // --repeat
-    CheckWorkers workers_;
+    WorkerPool workers_;
 };
 
 CheckVerdicts verdicts_of(const ValidationSummary& summary);

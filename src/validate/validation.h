@@ -97,12 +97,12 @@ struct WorkerTarget {
 // worker has said `done` (or was killed at its limit); each is let go at
 // that line, and the driver's teardown of its context goes on without
 // provision.  A worker that is not needed is killed.
-class CheckWorkers {
+class WorkerPool {
 public:
-    explicit CheckWorkers(ValidationOptions options);
-    ~CheckWorkers();
-    CheckWorkers(const CheckWorkers&) = delete;
-    CheckWorkers& operator=(const CheckWorkers&) = delete;
+    explicit WorkerPool(ValidationOptions options);
+    ~WorkerPool();
+    WorkerPool(const WorkerPool&) = delete;
+    WorkerPool& operator=(const WorkerPool&) = delete;
 
     // Starts a worker for every target that has none and stops those whose
     // GPU is not among the targets.  A target's uuid replaces what an

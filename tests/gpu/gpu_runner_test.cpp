@@ -87,7 +87,7 @@ TEST_CASE("runner: a worker that sees its GPU alone, by UUID, validates that GPU
     const kernels::OpenedDevice opened = kernels::open_device(device->index);
     REQUIRE(opened.ok);
     fmt::print("runner: GPU {} is {}\n", device->index, opened.uuid);
-    CheckWorkers workers(options_with(60));
+    WorkerPool workers(options_with(60));
     workers.keep({{device->index, opened.uuid, opened.uuid}});
     const auto outcomes = workers.run({{device->index, {"attention.fp16"}}}).checks;
     REQUIRE(outcomes.size() == 1);
@@ -106,7 +106,7 @@ TEST_CASE("runner: two workers on one GPU copy to each other through CUDA IPC, e
     // the copies and the check run as between two GPUs, over the GPU's own memory.
     for (const std::string fault : {"", "link=wrong-bytes"}) {
         INFO("fault: " << fault);
-        CheckWorkers workers(options_with(60, fault));
+        WorkerPool workers(options_with(60, fault));
         workers.keep({{0, opened.uuid, opened.uuid}, {1, opened.uuid, opened.uuid}});
         LinkWork links;
         links.host_links = true;

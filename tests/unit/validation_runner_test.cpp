@@ -195,7 +195,7 @@ TEST_CASE("runner: results are taken at 'done', without waiting for the worker t
 TEST_CASE("runner: the limit counts the worker's own work, not the wait for its checks", "[validation][runner]") {
     SECTION("ready at once, checks sent later: the wait does not count") {
         FakeWorker worker(kAnswering);
-        CheckWorkers workers(options_for(worker, 1.0));
+        WorkerPool workers(options_for(worker, 1.0));
         workers.keep({{0, {}, {}}});
         std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // provision busy elsewhere
         const auto outcomes = workers.run({{0, {"gemm.tf32"}}}).checks;
@@ -205,7 +205,7 @@ TEST_CASE("runner: the limit counts the worker's own work, not the wait for its 
     }
     SECTION("still opening its GPU when the limit has passed: killed at once") {
         FakeWorker worker("sleep 30");
-        CheckWorkers workers(options_for(worker, 0.5));
+        WorkerPool workers(options_for(worker, 0.5));
         workers.keep({{0, {}, {}}});
         std::this_thread::sleep_for(std::chrono::milliseconds(800));
         const auto start = std::chrono::steady_clock::now();
@@ -221,7 +221,7 @@ TEST_CASE("runner: the limit counts the worker's own work, not the wait for its 
 TEST_CASE("runner: a worker started early and then not needed is stopped", "[validation][runner]") {
     TempPath pid_file;
     FakeWorker worker(std::string("echo $$ > ") + pid_file.path() + "\nexec sleep 30");
-    CheckWorkers workers(options_for(worker, 10));
+    WorkerPool workers(options_for(worker, 10));
     workers.keep({{0, {}, {}}, {1, {}, {}}});
     CHECK(workers.any());
     for (int i = 0; i < 200 && read_pid(pid_file.path()) == 0; ++i)
@@ -240,7 +240,7 @@ TEST_CASE("runner: each worker sees only its GPU when a target names it", "[vali
 while [ $# -gt 0 ]; do [ "$1" = "--gpu" ] && gpu=$2; shift; done
 read -r c
 echo "result = { name = \"$c\", status = \"passed\", detail = \"gpu $gpu visible $CUDA_VISIBLE_DEVICES\" }")");
-    CheckWorkers workers(options_for(worker, 10));
+    WorkerPool workers(options_for(worker, 10));
     workers.keep({{3, "GPU-1b7e3c52", "GPU-1b7e3c52"}});
     const auto outcomes = workers.run({{3, {"gemm.tf32"}}}).checks;
     REQUIRE(outcomes.size() == 1);

@@ -1,3 +1,5 @@
+// The parent's side of validation: the pool of GPU worker processes
+// (validation.h's WorkerPool), each fed its commands and read line by line.
 #include <algorithm>
 #include <map>
 
@@ -13,7 +15,7 @@ namespace provision {
 
 using Clock = std::chrono::steady_clock;
 
-struct CheckWorkers::Worker {
+struct WorkerPool::Worker {
     WorkerTarget target;
     std::unique_ptr<ChildProcess> process;
     std::vector<std::string> checks;  // what it was given
@@ -40,19 +42,19 @@ bool checks_answered(const WorkerOutput& output, const std::vector<std::string>&
 
 }  // namespace
 
-CheckWorkers::CheckWorkers(ValidationOptions options) : options_(std::move(options)) {}
+WorkerPool::WorkerPool(ValidationOptions options) : options_(std::move(options)) {}
 
-CheckWorkers::~CheckWorkers() = default;  // each ChildProcess kills what still runs
+WorkerPool::~WorkerPool() = default;  // each ChildProcess kills what still runs
 
-bool CheckWorkers::any() const { return !workers_.empty(); }
+bool WorkerPool::any() const { return !workers_.empty(); }
 
-CheckWorkers::Worker* CheckWorkers::worker_of(int gpu) const {
+WorkerPool::Worker* WorkerPool::worker_of(int gpu) const {
     for (const auto& worker : workers_)
         if (worker->target.gpu == gpu) return worker.get();
     return nullptr;
 }
 
-void CheckWorkers::keep(const std::vector<WorkerTarget>& targets) {
+void WorkerPool::keep(const std::vector<WorkerTarget>& targets) {
     std::erase_if(workers_, [&](const std::unique_ptr<Worker>& worker) {
         return std::none_of(targets.begin(), targets.end(),
                             [&](const WorkerTarget& target) { return target.gpu == worker->target.gpu; });
@@ -76,7 +78,7 @@ void CheckWorkers::keep(const std::vector<WorkerTarget>& targets) {
 }
 
 template <typename Complete>
-void CheckWorkers::wait_for(const std::vector<Worker*>& waiting, Complete complete) {
+void WorkerPool::wait_for(const std::vector<Worker*>& waiting, Complete complete) {
     for (;;) {
         std::vector<const ChildProcess*> running;
         Clock::time_point next_deadline = Clock::time_point::max();
@@ -109,7 +111,7 @@ void CheckWorkers::wait_for(const std::vector<Worker*>& waiting, Complete comple
     }
 }
 
-ValidationRun CheckWorkers::run(const std::vector<GpuChecks>& work, const LinkWork& links) {
+ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork& links) {
     std::vector<WorkerTarget> targets;
     for (const GpuChecks& job : work) {
         if (job.checks.empty()) continue;
@@ -205,7 +207,7 @@ ValidationRun CheckWorkers::run(const std::vector<GpuChecks>& work, const LinkWo
     return result;
 }
 
-void CheckWorkers::let_go_at_done() {
+void WorkerPool::let_go_at_done() {
     // Each worker has been told all it will be told: it says `done` and is let
     // go then, to tear its context down on its own.  Waiting for that line,
     // never for the exit, decides every worker's fate here: none is left for
@@ -220,7 +222,7 @@ void CheckWorkers::let_go_at_done() {
     wait_for(finishing, [](const Worker&) { return false; });
 }
 
-std::optional<NcclAllReduceResult> CheckWorkers::all_reduce(const LinkWork& links) {
+std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links) {
     std::vector<Worker*> ranks;
     for (auto& worker : workers_)
         if (!worker->checks.empty() && worker->alive()) ranks.push_back(worker.get());
@@ -274,7 +276,7 @@ std::optional<NcclAllReduceResult> CheckWorkers::all_reduce(const LinkWork& link
     return result;
 }
 
-void CheckWorkers::export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs, const LinkWork& links) {
+void WorkerPool::export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs, const LinkWork& links) {
     std::vector<Worker*> asked;
     for (const auto& [a, b] : pairs)
         for (const int gpu : {a, b}) {
@@ -290,7 +292,7 @@ void CheckWorkers::export_on(PeerPath path, const std::vector<GpuIndexPair>& pai
 }
 
 template <typename Checked>
-std::vector<GpuIndexPair> CheckWorkers::copy_between_peers(const std::vector<GpuIndexPair>& pairs, PeerPath path,
+std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIndexPair>& pairs, PeerPath path,
                                                            const LinkWork& links, const std::vector<Worker*>& started,
                                                            Checked checked, ValidationRun& run) {
     const Clock::duration limit = limit_of(options_.timeout_s);
@@ -416,7 +418,7 @@ std::vector<GpuIndexPair> CheckWorkers::copy_between_peers(const std::vector<Gpu
     return path_failed;
 }
 
-std::optional<Clock::time_point> CheckWorkers::ready_at() const {
+std::optional<Clock::time_point> WorkerPool::ready_at() const {
     std::optional<Clock::time_point> last;
     for (const auto& worker : workers_)
         if (!worker->checks.empty() && worker->output.ready && worker->output.ready->error.empty())
@@ -424,7 +426,7 @@ std::optional<Clock::time_point> CheckWorkers::ready_at() const {
     return last;
 }
 
-std::vector<CheckWorkers::Times> CheckWorkers::times() const {
+std::vector<WorkerPool::Times> WorkerPool::times() const {
     std::vector<Times> times;
     for (const auto& worker : workers_) {
         if (worker->checks.empty()) continue;
@@ -438,7 +440,7 @@ std::vector<CheckWorkers::Times> CheckWorkers::times() const {
 }
 
 std::vector<CheckOutcome> run_validation(const std::vector<GpuChecks>& work, const ValidationOptions& options) {
-    CheckWorkers workers(options);
+    WorkerPool workers(options);
     return workers.run(work).checks;
 }
 

@@ -1,4 +1,5 @@
-// The worker process: opens one GPU and runs the checks its parent sends.
+// The child's side of validation, the GPU worker process (`provision
+// __check-worker`): opens one GPU and runs the checks its parent sends.
 // The GPU is opened (its CUDA context created, the slowest step) at once,
 // while the checks' host halves — random inputs and fp64 references — are
 // prepared on other threads as soon as the names arrive; the link commands
