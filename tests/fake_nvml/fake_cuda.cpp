@@ -140,7 +140,7 @@ FAKE_EXPORT cuda::Result cuGetErrorString(cuda::Result code, const char** text) 
 
 FAKE_EXPORT cuda::Result cuGetErrorName(cuda::Result code, const char** text) {
     if (!text) return cuda::ERROR_INVALID_VALUE;
-    switch (code) {
+    switch (static_cast<int>(code)) {  // codes beyond the declared enumerators too
         case cuda::SUCCESS: *text = "CUDA_SUCCESS"; break;
         case cuda::ERROR_OUT_OF_MEMORY: *text = "CUDA_ERROR_OUT_OF_MEMORY"; break;
         case cuda::ERROR_INVALID_DEVICE: *text = "CUDA_ERROR_INVALID_DEVICE"; break;
@@ -206,7 +206,7 @@ FAKE_EXPORT cuda::Result cuDeviceGetAttribute(int* value, cuda::DeviceAttribute 
     if (const auto code = lookup(device, "cuDeviceGetAttribute", current, gpu); code != cuda::SUCCESS) return code;
     if (!value) return cuda::ERROR_INVALID_VALUE;
     const auto& capability = current->machine->fixture.gpus[gpu].compute_capability;
-    switch (attribute) {
+    switch (static_cast<int>(attribute)) {  // attributes beyond the declared enumerators too
         case cuda::ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = capability.major; return cuda::SUCCESS;
         case cuda::ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = capability.minor; return cuda::SUCCESS;
         case 102: *value = 1; return cuda::SUCCESS;  // virtual memory management (cuMem)
