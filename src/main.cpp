@@ -25,7 +25,7 @@
 #include "core/states.h"
 #include "core/termination.h"
 #include "core/text.h"
-#include "env/env_file.h"
+#include "workload_env/env_file.h"
 #include "net/location_list.h"
 #include "net/recipe_cache.h"
 #include "net/report_post.h"

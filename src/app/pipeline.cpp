@@ -20,7 +20,7 @@
 #include "app/run_outcome.h"
 #include "core/suggest.h"
 #include "core/text.h"
-#include "env/env_file.h"
+#include "workload_env/env_file.h"
 #include "formats/formats.h"
 #include "gpu/detect.h"
 #include "gpu/nvml_probe.h"

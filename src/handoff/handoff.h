@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "env/env_settings.h"
+#include "workload_env/env_settings.h"
 #include "recipe/recipe.h"
 
 namespace provision {

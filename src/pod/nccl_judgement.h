@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "env/env_settings.h"
+#include "workload_env/env_settings.h"
 #include "gpu/copy_check.h"
 #include "gpu/inventory.h"
 #include "health/findings.h"

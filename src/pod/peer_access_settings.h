@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "env/env_settings.h"
+#include "workload_env/env_settings.h"
 #include "pod/link_judgement.h"
 #include "recipe/pod_recipe.h"
 

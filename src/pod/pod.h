@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "env/env_settings.h"
+#include "workload_env/env_settings.h"
 #include "gpu/inventory.h"
 #include "health/findings.h"
 #include "pod/container_limits.h"

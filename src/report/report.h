@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/states.h"
-#include "env/env_settings.h"
+#include "workload_env/env_settings.h"
 #include "formats/formats.h"
 #include "gpu/inventory.h"
 #include "health/findings.h"

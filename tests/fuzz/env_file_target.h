@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "env/env_file.h"
+#include "workload_env/env_file.h"
 #include "fuzz/fuzz_support.h"
 
 namespace fuzz::env_file {

@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "env/env_file.h"
+#include "workload_env/env_file.h"
 #include "support/reliability_record.h"
 #include "test_support.h"
 

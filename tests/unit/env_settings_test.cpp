@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "env/env_settings.h"
+#include "workload_env/env_settings.h"
 
 using namespace provision;
 

@@ -1,4 +1,4 @@
-#include "env/env_settings.h"
+#include "workload_env/env_settings.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "env/env_settings.h"
+#include "workload_env/env_settings.h"
 
 namespace provision {
 

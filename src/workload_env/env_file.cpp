@@ -1,4 +1,4 @@
-#include "env/env_file.h"
+#include "workload_env/env_file.h"
 
 #include <sstream>
 
