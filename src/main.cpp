@@ -16,7 +16,7 @@
 
 #include "app/options.h"
 #include "app/output_paths.h"
-#include "app/environment_variables.h"
+#include "app/settings.h"
 #include "app/pipeline.h"
 #include "app/publishing.h"
 #include "app/repeat.h"
@@ -27,6 +27,7 @@
 #include "core/text.h"
 #include "workload_env/env_file.h"
 #include "net/location_list.h"
+#include "net/curl_library.h"
 #include "net/recipe_cache.h"
 #include "net/report_post.h"
 #include "recipe/builtin_recipes.h"
@@ -38,20 +39,6 @@
 namespace {
 
 using provision::ExitCode;
-
-std::vector<std::string> split_colons(const std::string& text) {
-    std::vector<std::string> parts;
-    std::string part;
-    for (const char c : text + ":") {
-        if (c != ':') {
-            part += c;
-        } else if (!part.empty()) {
-            parts.push_back(part);
-            part.clear();
-        }
-    }
-    return parts;
-}
 
 // What this binary carries: the recipes compiled in (a digest a folder of
 // recipes can be compared with) and the GPU targets of its kernels.
@@ -107,39 +94,68 @@ std::vector<std::string> command_from(std::vector<std::string> rest) {
     return rest;
 }
 
-// A setting's value from a flag (when the command line has it) or else from
-// its environment variable; `source` names which, for messages.
-struct Setting {
-    std::string value;
-    std::string source;
+const std::string* lookup(const std::map<std::string, std::string>& env, const char* name) {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : &it->second;
+}
+
+// Every setting's flag, from the one table.  A value flag keeps the last of
+// its values; a repeatable one keeps each.
+struct FlagValues {
+    std::map<std::string, std::string> single;
+    std::map<std::string, std::vector<std::string>> repeated;
 };
 
-// The env file, --node-labels and --metrics (or their variables): a file
-// each; an empty value is a usage error.  Outputs that cannot name a file,
-// or two that are one file, are a usage error that writes nothing: the
-// labels and metrics are not published either.
-void read_outputs(const std::optional<Setting>& labels, const std::optional<Setting>& metrics,
-                  const std::optional<Setting>& env_file, bool env_file_written, provision::Options& options) {
-    for (const auto& [given, target] :
-         {std::pair{&labels, &options.publish.node_labels}, std::pair{&metrics, &options.publish.metrics}}) {
-        if (!*given) continue;
-        if ((*given)->value.empty())
-            throw provision::Error(ExitCode::usage, fmt::format("{} is empty; name a file", (*given)->source));
-        *target = (*given)->value;
+void add_setting_flags(CLI::App& app, FlagValues& values) {
+    for (const provision::Setting& setting : provision::settings()) {
+        if (setting.flag.empty()) continue;
+        const std::string flag(setting.flag), help = provision::flag_help(setting);
+        if (setting.shape == provision::SettingShape::switch_flag) {
+            app.add_flag(flag, help);
+            continue;
+        }
+        // One value per occurrence: a greedy list would swallow the '--' before COMMAND.
+        CLI::Option* option = setting.shape == provision::SettingShape::repeatable
+                                  ? app.add_option(flag, values.repeated[flag], help)->allow_extra_args(false)
+                                  : app.add_option(flag, values.single[flag], help);
+        option->option_text(std::string(setting.value_name));
+        if (!setting.choices.empty()) option->check(CLI::IsMember(setting.choices));
     }
-    if (env_file) {
-        if (env_file->value.empty())
-            throw provision::Error(ExitCode::usage,
-                                   fmt::format("{} is empty; name a file, or {} to discard the settings",
-                                               env_file->source, provision::kDiscardedEnvFile));
-        options.env_file = env_file->value;
-        options.env_file_given = true;
+}
+
+provision::GivenFlags given_flags(const CLI::App& app, const FlagValues& values) {
+    provision::GivenFlags given;
+    for (const provision::Setting& setting : provision::settings()) {
+        const std::string flag(setting.flag);
+        if (flag.empty() || app.count(flag) == 0) continue;
+        if (const auto it = values.single.find(flag); it != values.single.end()) given[flag] = {it->second};
+        else if (const auto list = values.repeated.find(flag); list != values.repeated.end()) given[flag] = list->second;
+        else given[flag] = {};
     }
+    return given;
+}
+
+// The flag when given, else the variable: what a message names.
+std::string source_of(const provision::GivenFlags& flags, const char* flag, const char* variable) {
+    return flags.count(flag) > 0 ? flag : variable;
+}
+
+// The files a run writes must be different regular files (or the discarded
+// env file); otherwise a usage error that writes nothing, the labels and
+// metrics included.  --check and --repeat write the env file only where asked.
+void check_outputs(const provision::GivenFlags& flags, const std::map<std::string, std::string>& env,
+                   provision::Options& options) {
+    const bool repeating = flags.count("--repeat") > 0 || lookup(env, "PROVISION_REPEAT");
+    const bool env_file_written = options.env_file_given || (flags.count("--check") == 0 && !repeating);
     std::vector<provision::OutputPath> outputs;
     if (env_file_written && options.env_file != provision::kDiscardedEnvFile)
-        outputs.push_back({options.env_file, env_file ? env_file->source : "the default env file"});
-    if (labels) outputs.push_back({options.publish.node_labels, labels->source});
-    if (metrics) outputs.push_back({options.publish.metrics, metrics->source});
+        outputs.push_back({options.env_file, options.env_file_given
+                                                 ? source_of(flags, "--env-file", "PROVISION_ENV_FILE")
+                                                 : "the default env file"});
+    if (!options.publish.node_labels.empty())
+        outputs.push_back({options.publish.node_labels, source_of(flags, "--node-labels", "PROVISION_NODE_LABELS")});
+    if (!options.publish.metrics.empty())
+        outputs.push_back({options.publish.metrics, source_of(flags, "--metrics", "PROVISION_METRICS")});
     try {
         provision::check_output_paths(outputs);
     } catch (const provision::Error&) {
@@ -149,88 +165,67 @@ void read_outputs(const std::optional<Setting>& labels, const std::optional<Sett
     }
 }
 
-// Parses the command line into Options; throws Error(usage) on bad input.
-// Returns false when --help or --version was answered.
+// A command line CLI11 refused still replaces what an earlier run published,
+// at the paths it gave, unless they could not be written as asked.
+void keep_outputs_of_refused_line(const CLI::App& app, const std::map<std::string, std::string>& env,
+                                  provision::Options& options) {
+    if (app.count("--env-file") == 0 && lookup(env, "PROVISION_ENV_FILE"))
+        options.env_file = *lookup(env, "PROVISION_ENV_FILE");
+    std::vector<provision::OutputPath> outputs;
+    for (const auto& [flag, target] : {std::pair{"--env-file", &options.env_file},
+                                       std::pair{"--node-labels", &options.publish.node_labels},
+                                       std::pair{"--metrics", &options.publish.metrics}}) {
+        if (app.count(flag) > 0 && !app[flag]->results().empty()) *target = app[flag]->results().back();
+        if (!target->empty() && *target != provision::kDiscardedEnvFile) outputs.push_back({*target, flag});
+    }
+    try {
+        provision::check_output_paths(outputs);
+    } catch (const provision::Error&) {
+        options.publish.node_labels.clear();
+        options.publish.metrics.clear();
+    }
+}
+
+// What follows from the settings together: their cross-checks and defaults.
+void settle_settings(const provision::GivenFlags& flags, const std::map<std::string, std::string>& env,
+                     provision::Options& options) {
+    if (options.repeat_interval && !options.command.empty())
+        throw provision::Error(ExitCode::usage,
+                               fmt::format("{} keeps provision running and never starts a COMMAND; run the workload "
+                                           "without it (see provision --help)",
+                                           source_of(flags, "--repeat", "PROVISION_REPEAT")));
+    options.fetch.connect_timeout_ms = std::min(options.fetch.connect_timeout_ms, options.fetch.total_timeout_ms);
+    if (options.fetch.cache_dir.empty()) {
+        const std::string* xdg = lookup(env, "XDG_CACHE_HOME");
+        const std::string* home = lookup(env, "HOME");
+        options.fetch.cache_dir = provision::default_cache_dir(xdg ? *xdg : "", home ? *home : "");
+    }
+    options.report_post.allow_http = options.fetch.allow_http;
+    provision::use_curl_library(options.curl_library);
+}
+
+// Parses the command line and the settings' variables into Options; throws
+// Error(usage) on bad input.  Returns false when --help, --version or
+// --print-recipes was answered.
 bool parse(int argc, char** argv, provision::Options& options) {
     options.environment = provision::environment_snapshot();
     const auto& env = options.environment;
-    auto from_env = [&](const char* name) -> std::string {
-        const auto it = env.find(name);
-        return it == env.end() ? std::string() : it->second;
-    };
-
     CLI::App app{"Detects the GPUs, selects an attention mechanism from TOML recipes, validates it on the GPU,\n"
                  "writes the env settings, then (with -- COMMAND) execs the workload.",
                  "provision"};
     app.footer(std::string(kExitCodes) + provision::environment_help());
     app.set_version_flag("--version", version_text(env), "print the version, the built-in recipes' digest and "
                                                          "the GPU targets of the kernels, then exit");
-    std::string print_recipes_folder;
-    app.add_option("--print-recipes", print_recipes_folder,
-                   "write the built-in recipes into DIR (created; existing files are never overwritten), then exit")
-        ->option_text("DIR");
     // Everything from the first argument that is not provision's own (or
     // from '--') is the COMMAND: `provision cmd --version` runs cmd --version.
     app.prefix_command();
-    std::string validate = "quick";
-    bool no_validate = false;
-    std::string fetch_timeout, validate_timeout;
-    std::vector<std::string> site_packages, recipes;
-    app.add_flag("--check", options.check, "CI mode: lint recipes, detect, select, validate; exit non-zero on any error");
-    app.add_flag("--explain", options.explain, "show every candidate mechanism with its reasons");
-    app.add_flag("--json", options.json, "print the report as JSON on stdout (human text stays on stderr); with "
-                                         "--repeat one report a line (JSON Lines)");
-    app.add_option("--workload", options.workload, "workload recipe to apply [env: PROVISION_WORKLOAD]");
-    // One value per occurrence: a greedy list would swallow the '--' before COMMAND.
-    app.add_option("--recipe", recipes, "extra recipe file, folder or https:// URL, merged over the built-ins; "
-                                        "repeatable [env: PROVISION_RECIPE, colon-separated]")
-        ->allow_extra_args(false);
-    app.add_flag("--allow-http", options.fetch.allow_http,
-                 "allow plain http:// for --recipe and --report-url (else https only) [env: PROVISION_ALLOW_HTTP=1]");
-    app.add_option("--fetch-timeout", fetch_timeout,
-                   "seconds a recipe URL may take to download, connecting included (default 10) "
-                   "[env: PROVISION_FETCH_TIMEOUT]");
-    app.add_option("--report-url", options.report_post.url,
-                   "POST the JSON report to this https:// URL before the handoff; failures only warn "
-                   "[env: PROVISION_REPORT_URL]")
-        ->envname("PROVISION_REPORT_URL");
-    app.add_option("--env-file", options.env_file, "where to write the env settings; /dev/null discards them "
-                                                   "[env: PROVISION_ENV_FILE]");
-    app.add_option("--site-packages", site_packages, "Python site-packages folder to read instead of the workload "
-                                                     "Python's; repeatable [env: PROVISION_SITE_PACKAGES, "
-                                                     "colon-separated]")
-        ->allow_extra_args(false);
-    app.add_option("--python", options.python,
-                   "the Python interpreter (or its venv/conda folder) that will run the workload; its packages "
-                   "decide the selection (default: the COMMAND's, VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH) "
-                   "[env: PROVISION_PYTHON]")
-        ->envname("PROVISION_PYTHON");
-    app.add_option("--gpu-fixture", options.gpu_fixture, "simulated machine (TOML) instead of NVML and the driver "
-                                                         "[env: PROVISION_GPU_FIXTURE]")
-        ->envname("PROVISION_GPU_FIXTURE");
-    app.add_option("--validate", validate, "GPU validation: quick (default), full (adds throughput) or off "
-                                           "[env: PROVISION_VALIDATE, 0 = off]")
-        ->check(CLI::IsMember({"quick", "full", "off"}));
-    app.add_flag("--no-validate", no_validate, "skip GPU validation (same as --validate=off)");
-    app.add_option("--validate-timeout", validate_timeout,
-                   "seconds each GPU's checks may take before they are stopped [env: PROVISION_VALIDATE_TIMEOUT]");
-    app.add_option("--node-labels", options.publish.node_labels,
-                   "write the node's labels for Kubernetes here, as a Node Feature Discovery feature file "
-                   "(.../features.d/provision) [env: PROVISION_NODE_LABELS]")
-        ->option_text("PATH");
-    app.add_option("--metrics", options.publish.metrics,
-                   "write the run's metrics here, as a node-exporter textfile (*.prom) [env: PROVISION_METRICS]")
-        ->option_text("PATH");
-    std::string repeat;
-    app.add_option("--repeat", repeat,
-                   "run again every SECONDS (0.001 to 86400) until stopped, rewriting --node-labels and --metrics; "
-                   "never starts a COMMAND [env: PROVISION_REPEAT]")
-        ->option_text("SECONDS");
-
+    FlagValues values;
+    add_setting_flags(app, values);
     // Known before parsing, so that even a command line CLI11 refuses
     // replaces what an earlier run published (the flags, when given, win).
-    options.publish.node_labels = from_env("PROVISION_NODE_LABELS");
-    options.publish.metrics = from_env("PROVISION_METRICS");
+    for (const auto& [variable, target] : {std::pair{"PROVISION_NODE_LABELS", &options.publish.node_labels},
+                                           std::pair{"PROVISION_METRICS", &options.publish.metrics}})
+        if (const std::string* path = lookup(env, variable)) *target = *path;
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
@@ -240,102 +235,19 @@ bool parse(int argc, char** argv, provision::Options& options) {
         std::puts(version_text(env).c_str());
         return false;
     } catch (const CLI::ParseError& error) {
-        // The paths the command line gave, though another option was refused;
-        // none is written where they could not be written as asked.
-        if (app.count("--env-file") == 0 && env.count("PROVISION_ENV_FILE") > 0)
-            options.env_file = from_env("PROVISION_ENV_FILE");
-        std::vector<provision::OutputPath> outputs;
-        for (const auto& [flag, target] : {std::pair{"--env-file", &options.env_file},
-                                           std::pair{"--node-labels", &options.publish.node_labels},
-                                           std::pair{"--metrics", &options.publish.metrics}}) {
-            if (app.count(flag) > 0 && !app[flag]->results().empty()) *target = app[flag]->results().back();
-            if (!target->empty() && *target != provision::kDiscardedEnvFile) outputs.push_back({*target, flag});
-        }
-        try {
-            provision::check_output_paths(outputs);
-        } catch (const provision::Error&) {
-            options.publish.node_labels.clear();
-            options.publish.metrics.clear();
-        }
+        keep_outputs_of_refused_line(app, env, options);
         throw provision::Error(ExitCode::usage, fmt::format("{} (see provision --help)", error.what()));
     }
-    // A flag wins over its variable; either names itself in messages.
-    auto setting = [&](const char* flag, const char* variable) -> std::optional<Setting> {
-        if (app.count(flag) > 0) return Setting{app[flag]->as<std::string>(), flag};
-        if (const auto it = env.find(variable); it != env.end()) return Setting{it->second, variable};
-        return std::nullopt;
-    };
-    // First, so that a usage error found later still replaces what an
-    // earlier run published.  --check and --repeat write the env file only
-    // where asked to.
-    const auto repeat_setting = setting("--repeat", "PROVISION_REPEAT");
-    const auto env_file = setting("--env-file", "PROVISION_ENV_FILE");
-    read_outputs(setting("--node-labels", "PROVISION_NODE_LABELS"), setting("--metrics", "PROVISION_METRICS"),
-                 env_file, env_file || (!options.check && !repeat_setting), options);
+    const provision::GivenFlags flags = given_flags(app, values);
+    provision::decode_outputs(flags, env, options);
+    check_outputs(flags, env, options);
     options.command = command_from(app.remaining());
-
-    if (app.count("--print-recipes") > 0) {
-        print_recipes(print_recipes_folder);
+    provision::decode_settings(flags, env, options);
+    if (options.print_recipes_folder) {
+        print_recipes(*options.print_recipes_folder);
         return false;
     }
-    constexpr double kMaxTimeoutSeconds = 3600;
-    if (const auto& interval = repeat_setting) {
-        constexpr double kMaxRepeatSeconds = 86400;
-        options.repeat_interval = provision::parse_duration(interval->value, interval->source, kMaxRepeatSeconds);
-        if (!options.command.empty())
-            throw provision::Error(ExitCode::usage,
-                                   fmt::format("{} keeps provision running and never starts a COMMAND; run the "
-                                               "workload without it (see provision --help)",
-                                               interval->source));
-    }
-    if (const auto workload = setting("--workload", "PROVISION_WORKLOAD"))
-        options.workload = provision::trimmed(workload->value);
-    if (app.count("--allow-http") == 0 && env.count("PROVISION_ALLOW_HTTP") > 0)
-        options.fetch.allow_http = provision::parse_boolean(from_env("PROVISION_ALLOW_HTTP"), "PROVISION_ALLOW_HTTP");
-    if (const auto timeout = setting("--fetch-timeout", "PROVISION_FETCH_TIMEOUT"))
-        options.fetch.total_timeout_ms =
-            provision::parse_duration(timeout->value, timeout->source, kMaxTimeoutSeconds).count();
-    if (const auto timeout = setting("--validate-timeout", "PROVISION_VALIDATE_TIMEOUT"))
-        options.validate_timeout_s =
-            static_cast<double>(provision::parse_duration(timeout->value, timeout->source, kMaxTimeoutSeconds).count()) /
-            1000;
-    // Read where an override is, but checked here so a typo never waits for one.
-    if (env.count("PROVISION_FORCE") > 0)
-        (void)provision::parse_boolean(from_env("PROVISION_FORCE"), "PROVISION_FORCE");
-    options.recipes = recipes.empty() ? provision::split_location_list(from_env("PROVISION_RECIPE")) : recipes;
-    options.fetch.connect_timeout_ms = std::min(options.fetch.connect_timeout_ms, options.fetch.total_timeout_ms);
-    options.fetch.cache_dir = provision::default_cache_dir(env);
-    options.report_post.allow_http = options.fetch.allow_http;
-    options.report_post.headers = provision::report_headers_from(from_env("PROVISION_REPORT_HEADER"));
-    // CLI11 counts a value from the environment as given: look at the words.
-    char** const options_end =
-        std::find_if(argv + 1, argv + argc, [](const char* word) { return std::string_view(word) == "--"; });
-    const bool python_on_command_line = std::any_of(argv + 1, options_end, [](const char* word) {
-        const std::string_view text = word;
-        return text == "--python" || text.starts_with("--python=");
-    });
-    if (!options.python.empty() && !python_on_command_line) options.python_option_name = "PROVISION_PYTHON";
-    options.site_packages = site_packages.empty() ? split_colons(from_env("PROVISION_SITE_PACKAGES")) : site_packages;
-    // --no-validate and --validate decide alone: a bad PROVISION_VALIDATE is
-    // an error only when it is the one that counts.
-    if (no_validate) {
-        options.validate = provision::ValidateMode::off;
-    } else if (app.count("--validate") == 0) {
-        // Besides a mode's name: 0 is off, 1 (or nothing) quick.
-        static const std::map<std::string, provision::ValidateMode> kShorthands = {
-            {"", provision::ValidateMode::quick}, {"0", provision::ValidateMode::off},
-            {"1", provision::ValidateMode::quick}};
-        const std::string from = provision::lowercase(provision::trimmed(from_env("PROVISION_VALIDATE")));
-        std::optional<provision::ValidateMode> mode = provision::parse_validate_mode(from);
-        if (const auto shorthand = kShorthands.find(from); shorthand != kShorthands.end()) mode = shorthand->second;
-        if (!mode)
-            throw provision::Error(ExitCode::usage,
-                                   fmt::format("PROVISION_VALIDATE={}: expected quick, full, off or 0",
-                                               provision::printable(from_env("PROVISION_VALIDATE"), 64)));
-        options.validate = *mode;
-    } else {
-        options.validate = *provision::parse_validate_mode(validate);  // CLI11 checked it is one
-    }
+    settle_settings(flags, env, options);
     return true;
 }
 

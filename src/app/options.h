@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "core/states.h"
+#include "core/user_overrides.h"
+#include "gpu/detect.h"
 #include "net/recipe_fetch.h"
 #include "net/report_post.h"
 #include "publish/publish.h"
@@ -34,8 +36,17 @@ struct Options {
     // --repeat: run again at this interval (start to start) until stopped,
     // rewriting the published files; never execs a workload.
     std::optional<std::chrono::milliseconds> repeat_interval;
+    std::optional<std::string> print_recipes_folder;  // --print-recipes DIR: write them, then exit
+    UserOverrides overrides;                 // PROVISION_ATTENTION, PROVISION_DTYPE, PROVISION_FORCE
+    DetectOptions detect;                    // the driver's libraries, the visible GPUs, detection's time limit
+    std::string builtin_recipes;             // PROVISION_BUILTIN_RECIPES: a folder in place of the built-in ones
+    std::string curl_library = "libcurl.so.4";
+    std::string search_path;                 // PATH, where a COMMAND is looked up
+    std::string library_path;                // LD_LIBRARY_PATH
     std::vector<std::string> command;        // after "--"
-    std::map<std::string, std::string> environment;  // snapshot of the process environment
+    // The process environment, read-only, for the names recipes and NCCL
+    // choose (a workload's own variables); settings are the fields above.
+    std::map<std::string, std::string> environment;
 };
 
 std::map<std::string, std::string> environment_snapshot();

@@ -55,11 +55,8 @@ const WorkloadSpec& find_workload(const RecipeSet& recipes, const std::string& n
 }
 
 Inventory detect(const Options& options) {
-    std::optional<std::string> visible;
-    if (const auto it = options.environment.find("CUDA_VISIBLE_DEVICES"); it != options.environment.end())
-        visible = it->second;
-    if (!options.gpu_fixture.empty()) return load_gpu_fixture(options.gpu_fixture, visible);
-    return detect_gpus(detect_options_from_environment());
+    if (!options.gpu_fixture.empty()) return load_gpu_fixture(options.gpu_fixture, options.detect.cuda_visible_devices);
+    return detect_gpus(options.detect);
 }
 
 // Detection on a thread of its own from the start: NVML's tens of
@@ -181,9 +178,7 @@ PackageIndex read_packages(const std::vector<std::string>& site_packages, std::v
 RecipeSet load_recipes(const Options& options, std::vector<std::string>& notes) {
     const LocalRecipes user_recipes = localize_recipes(options.recipes, options.fetch);
     notes = user_recipes.warnings;
-    const auto builtin_override = options.environment.find("PROVISION_BUILTIN_RECIPES");
-    const std::optional<std::string> builtin_folder = builtin_recipe_folder(
-        builtin_override == options.environment.end() ? std::string() : builtin_override->second);
+    const std::optional<std::string> builtin_folder = builtin_recipe_folder(options.builtin_recipes);
     try {
         return load_recipes_over_builtins(builtin_folder, user_recipes.paths);
     } catch (const Error& error) {
@@ -201,10 +196,8 @@ void judge_native_code(const Options& options, const RecipeSet& recipes, const W
         override_request ? std::optional<std::string>(override_request->mechanism) : std::nullopt, packages);
     report.native = std::move(compiled.packages);
     report.findings.insert(report.findings.end(), compiled.findings.begin(), compiled.findings.end());
-    const auto library_path = options.environment.find("LD_LIBRARY_PATH");
-    CompatJudgement compat = judge_compat_libraries(
-        library_path == options.environment.end() ? std::string() : library_path->second, "/etc/ld.so.conf.d",
-        report.inventory, recipes.policy);
+    CompatJudgement compat =
+        judge_compat_libraries(options.library_path, "/etc/ld.so.conf.d", report.inventory, recipes.policy);
     report.findings.insert(report.findings.end(), compat.findings.begin(), compat.findings.end());
     report.notes.insert(report.notes.end(), compat.notes.begin(), compat.notes.end());
 }
@@ -291,7 +284,7 @@ Plan plan_run(const Options& options, ProofMemory* proofs) {
     nccl.paths = nccl_paths_for(nccl.library, report.inventory, options.environment);
     clock.mark(Phase::detection);
 
-    const auto override_request = read_override(options.environment, workload, recipes);
+    const auto override_request = read_override(options.overrides, options.environment, workload, recipes);
     judge_native_code(options, recipes, workload, torch, override_request, packages, report);
     clock.mark(Phase::compiled_code);
 
@@ -301,7 +294,7 @@ Plan plan_run(const Options& options, ProofMemory* proofs) {
     const CheckVerdicts verdicts = verdicts_of(report.validation);
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
     report.formats = decide_formats(report.inventory, recipes, workload, report.decision.mechanism, packages,
-                                    verdicts, options.environment);
+                                    verdicts, options.overrides);
     report.pod = assess_pod(report.inventory, recipes, workload, copies, nccl, options.environment, sysfs_root(options));
     report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
 
@@ -360,7 +353,7 @@ int carry_out(Plan plan, const Options& options) {
     std::vector<std::string> command = options.command;
     command.insert(command.end(), report.appended_arguments.begin(), report.appended_arguments.end());
     try {
-        exec_workload(command, report.env);
+        exec_workload(command, report.env, options.search_path);
     } catch (const Error& error) {
         publish_exit_code(plan, options, error.code());  // 126 or 127: what the process exits with
         throw;

@@ -16,8 +16,7 @@ namespace {
 // Which recipe set decided: the built-in one's digest, or "replaced" where
 // PROVISION_BUILTIN_RECIPES put a folder in its place.
 std::string recipes_digest(const Options& options) {
-    const auto replaced = options.environment.find("PROVISION_BUILTIN_RECIPES");
-    if (replaced != options.environment.end() && !replaced->second.empty()) return "replaced";
+    if (!options.builtin_recipes.empty()) return "replaced";
     return std::string(embedded_recipes_digest());
 }
 

@@ -21,6 +21,7 @@ ValidationOptions validation_options(const Options& options) {
     ValidationOptions validation;
     validation.mode = options.validate;
     validation.timeout_s = options.validate_timeout_s;
+    validation.cuda_library = options.detect.cuda_library;
     if constexpr (kFaultInjection) {
         if (const auto it = options.environment.find("PROVISION_TEST_FAULT"); it != options.environment.end())
             validation.fault = it->second;
@@ -97,9 +98,7 @@ ValidationStep::ValidationStep(const Options& options, ProofMemory* proofs)
                     (kernels::kernels_available() || validation_.simulate);
     every_mechanism_ = options.publish.any();
     if (!can_validate_ || proofs_) return;  // --repeat: no GPU is opened before NVML says it is idle
-    std::optional<std::string> visible;
-    if (const auto it = options.environment.find("CUDA_VISIBLE_DEVICES"); it != options.environment.end())
-        visible = it->second;
+    const std::optional<std::string>& visible = options.detect.cuda_visible_devices;
     // Every GPU's worker from the start: each opens its GPU (the driver's
     // cuInit and context, most of a start's cost) while the rest is read.
     std::vector<WorkerTarget> expected;

@@ -20,8 +20,7 @@ std::optional<NcclLibrary> find_workload_nccl(const Options& options, const std:
     NcclSearch search;
     search.site_packages = site_packages;
     if (const InstalledPackage* torch = packages.find("torch")) search.torch_site = folder_of(torch->location);
-    if (const auto it = options.environment.find("LD_LIBRARY_PATH"); it != options.environment.end())
-        search.ld_library_path = it->second;
+    search.ld_library_path = options.library_path;
     search.default_folders = native::default_loader_folders();
     if constexpr (kFaultInjection) {
         if (const auto it = options.environment.find("PROVISION_TEST_SYSTEM_LIBRARIES"); it != options.environment.end()) {

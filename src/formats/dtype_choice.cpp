@@ -80,38 +80,36 @@ void recommend(const std::vector<FormatReport>& formats, DtypeChoice& choice) {
     if (!passed_over.empty()) choice.reason += fmt::format("; {}", fmt::join(passed_over, "; "));
 }
 
-void read_user_dtype(const std::vector<FormatReport>& formats, const RecipeSet& recipes,
-                     const std::map<std::string, std::string>& environment, DtypeChoice& choice) {
-    const auto it = environment.find("PROVISION_DTYPE");
-    if (it == environment.end()) return;
-    const std::string value = lowercase(trimmed(it->second));
+void read_user_dtype(const std::vector<FormatReport>& formats, const RecipeSet& recipes, const UserOverrides& user,
+                     DtypeChoice& choice) {
+    if (!user.dtype) return;
+    const std::string value = lowercase(trimmed(*user.dtype));
     if (value.empty() || value == "auto") return;
     const std::vector<std::string> names = recipes.dtype_names();
     if (std::find(names.begin(), names.end(), value) == names.end()) {
-        std::string message = fmt::format("PROVISION_DTYPE={}: unknown dtype", printable(it->second, 64));
+        std::string message = fmt::format("PROVISION_DTYPE={}: unknown dtype", printable(*user.dtype, 64));
         const std::string hint = value.size() <= 64 ? closest_match(value, names) : std::string();
         if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
         message += fmt::format(" (valid: {}, auto)", fmt::join(names, ", "));
         throw Error(ExitCode::usage, message);
     }
-    choice.user_value = it->second;
+    choice.user_value = *user.dtype;
     choice.value = value;
     const FormatReport* format = format_of(formats, value);
     choice.user = format ? hardware_problem(*format, choice.problem) : DtypeOverride::served;
     if (choice.user == DtypeOverride::served) return;
-    const auto force = environment.find("PROVISION_FORCE");
-    if (force != environment.end() && parse_boolean(force->second, "PROVISION_FORCE")) choice.user = DtypeOverride::forced;
+    if (user.force) choice.user = DtypeOverride::forced;
 }
 
 }  // namespace
 
 DtypeChoice choose_dtype(const std::vector<FormatReport>& formats, const RecipeSet& recipes,
                          const WorkloadSpec& workload, const std::string& mechanism,
-                         const std::map<std::string, std::string>& environment) {
+                         const UserOverrides& user) {
     DtypeChoice choice;
     choose_order(recipes, workload, mechanism, choice);
     recommend(formats, choice);
-    read_user_dtype(formats, recipes, environment, choice);
+    read_user_dtype(formats, recipes, user, choice);
     if (choice.user == DtypeOverride::none) choice.value = choice.recommended;
     return choice;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/states.h"
+#include "core/user_overrides.h"
 #include "formats/format_state.h"
 #include "recipe/recipe.h"
 
@@ -25,11 +26,10 @@ struct DtypeChoice {
 };
 
 // `formats` are the recipes' number formats as judge_format saw them.
-// Reads PROVISION_DTYPE and PROVISION_FORCE from `environment`; throws
-// Error(usage) for a PROVISION_DTYPE that names no dtype, listing the valid
-// ones.
+// `user`: the user's PROVISION_DTYPE and PROVISION_FORCE.  Throws
+// Error(usage) for a PROVISION_DTYPE that names no dtype of the recipes,
+// listing the valid ones.
 DtypeChoice choose_dtype(const std::vector<FormatReport>& formats, const RecipeSet& recipes,
-                         const WorkloadSpec& workload, const std::string& mechanism,
-                         const std::map<std::string, std::string>& environment);
+                         const WorkloadSpec& workload, const std::string& mechanism, const UserOverrides& user);
 
 }  // namespace provision

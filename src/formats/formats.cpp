@@ -6,7 +6,7 @@ namespace provision {
 
 FormatsDecision decide_formats(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
                                const std::string& mechanism, const PackageIndex& packages,
-                               const CheckVerdicts& checks, const std::map<std::string, std::string>& environment) {
+                               const CheckVerdicts& checks, const UserOverrides& user) {
     FormatsDecision decision;
     for (const auto& [name, feature] : recipes.features) {
         decision.features[name] = feature_enabled(feature, inventory, checks, packages);
@@ -16,7 +16,7 @@ FormatsDecision decide_formats(const Inventory& inventory, const RecipeSet& reci
             decision.notes.push_back(fmt::format("{} is off: {}", name, problem));
         decision.formats.push_back(std::move(format));
     }
-    decision.dtype = choose_dtype(decision.formats, recipes, workload, mechanism, environment);
+    decision.dtype = choose_dtype(decision.formats, recipes, workload, mechanism, user);
     const DtypeChoice& dtype = decision.dtype;
     if (dtype.user == DtypeOverride::unsupported || dtype.user == DtypeOverride::failed_check)
         decision.notes.push_back(fmt::format("PROVISION_DTYPE={} cannot be served: {} (set PROVISION_FORCE=1 to use it "

@@ -25,11 +25,11 @@ struct FormatsDecision {
     std::vector<std::string> notes;        // package gates that keep a format off
 };
 
-// `mechanism` is the selected one (its recipe may order the dtypes); the
-// environment gives PROVISION_DTYPE and PROVISION_FORCE.  Throws
+// `mechanism` is the selected one (its recipe may order the dtypes); `user`
+// gives PROVISION_DTYPE and PROVISION_FORCE.  Throws
 // Error(usage) for a PROVISION_DTYPE that names no dtype.
 FormatsDecision decide_formats(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
                                const std::string& mechanism, const PackageIndex& packages,
-                               const CheckVerdicts& checks, const std::map<std::string, std::string>& environment);
+                               const CheckVerdicts& checks, const UserOverrides& user);
 
 }  // namespace provision

@@ -148,25 +148,8 @@ Inventory combine(const NvmlReport& nvml, const CudaReport& cuda, const DetectOp
     return inventory;
 }
 
-std::optional<std::string> environment(const char* name) {
-    const char* value = std::getenv(name);
-    return value ? std::optional<std::string>(value) : std::nullopt;
-}
 
 }  // namespace
-
-DetectOptions detect_options_from_environment() {
-    DetectOptions options;
-    if (auto library = environment("PROVISION_NVML_LIBRARY"); library && !library->empty())
-        options.nvml_library = *library;
-    if (auto library = environment("PROVISION_CUDA_LIBRARY"); library && !library->empty())
-        options.cuda_library = *library;
-    options.cuda_visible_devices = environment("CUDA_VISIBLE_DEVICES");
-    options.cuda_device_order = environment("CUDA_DEVICE_ORDER");
-    if (auto timeout = environment("PROVISION_DETECT_TIMEOUT"))
-        options.time_limit = parse_duration(*timeout, "PROVISION_DETECT_TIMEOUT", 3600);
-    return options;
-}
 
 Inventory detect_gpus(const DetectOptions& options) {
     const auto deadline = std::chrono::steady_clock::now() + options.time_limit;

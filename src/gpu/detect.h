@@ -35,11 +35,6 @@ struct DetectOptions {
     std::chrono::milliseconds time_limit{20000};
 };
 
-// PROVISION_NVML_LIBRARY, PROVISION_CUDA_LIBRARY (library names or paths),
-// CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, PROVISION_DETECT_TIMEOUT (seconds; Error(usage) when
-// not a positive number).
-DetectOptions detect_options_from_environment();
-
 // The real machine.  NVML answers first; libcuda is loaded beside it but
 // starts (cuInit) only where NVML cannot stand in for it (nvml_stand_in.h),
 // or where NVML is slow to answer.

@@ -35,11 +35,10 @@ bool user_gave(const std::vector<std::string>& command, const std::string& flag)
 }
 
 // Where execvp found `program`: itself when it holds a '/', else the first
-// PATH entry that has it.  Empty when no such file exists.
-std::string located(const std::string& program) {
+// entry of `search_path` (PATH) that has it.  Empty when no such file exists.
+std::string located(const std::string& program, std::string_view search_path) {
     if (program.find('/') != std::string::npos) return ::access(program.c_str(), F_OK) == 0 ? program : "";
-    const char* path = std::getenv("PATH");
-    std::string_view rest = path ? path : "";
+    std::string_view rest = search_path;
     while (true) {
         const auto colon = rest.find(':');
         std::string folder(rest.substr(0, colon));
@@ -90,9 +89,12 @@ std::vector<std::string> workload_arguments(const WorkloadSpec& workload, const 
     return added;
 }
 
-void exec_workload(const std::vector<std::string>& command, const EnvSettings& settings) {
+void exec_workload(const std::vector<std::string>& command, const EnvSettings& settings, std::string search_path) {
     if (command.empty()) throw Error(ExitCode::usage, "no command to run after '--'");
-    for (const auto& [name, value] : settings.entries()) ::setenv(name.c_str(), value.c_str(), 1);
+    for (const auto& [name, value] : settings.entries()) {
+        ::setenv(name.c_str(), value.c_str(), 1);
+        if (name == "PATH") search_path = value;  // what execvp searches now
+    }
     std::vector<char*> argv;
     for (const auto& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
@@ -102,7 +104,7 @@ void exec_workload(const std::vector<std::string>& command, const EnvSettings& s
     install_termination_handlers();  // still provision: a signal must still stop it as before
     // ENOENT for a file that exists: its "#!" interpreter is missing, as a
     // shell says "bad interpreter" (and exits 126).
-    if (const std::string file = error == ENOENT ? located(command[0]) : ""; !file.empty()) {
+    if (const std::string file = error == ENOENT ? located(command[0], search_path) : ""; !file.empty()) {
         const std::string interpreter = interpreter_of(file);
         throw Error(ExitCode::cannot_execute,
                     interpreter.empty()
@@ -113,7 +115,7 @@ void exec_workload(const std::vector<std::string>& command, const EnvSettings& s
     if (error == ENOENT)
         throw Error(ExitCode::command_not_found,
                     fmt::format("{}: command not found (searched PATH={})", printable(command[0]),
-                                printable(std::getenv("PATH") ? std::getenv("PATH") : "")));
+                                printable(search_path)));
     throw Error(ExitCode::cannot_execute,
                 fmt::format("{}: cannot execute: {}", printable(command[0]), std::strerror(error)));
 }

@@ -17,9 +17,11 @@ namespace provision {
 std::vector<std::string> workload_arguments(const WorkloadSpec& workload, const std::string& mechanism,
                                             const std::string& dtype, const std::vector<std::string>& command);
 
-// Puts `settings` into the environment and execs `command` (PATH lookup).
+// Puts `settings` into the environment and execs `command`, looked up in
+// `search_path` (the PATH provision was given, unless `settings` set one).
 // Returns only on failure, by throwing Error(command_not_found) or
 // Error(cannot_execute).
-[[noreturn]] void exec_workload(const std::vector<std::string>& command, const EnvSettings& settings);
+[[noreturn]] void exec_workload(const std::vector<std::string>& command, const EnvSettings& settings,
+                                std::string search_path);
 
 }  // namespace provision

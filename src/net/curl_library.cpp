@@ -18,11 +18,14 @@ struct Loaded {
     std::string why_not;
 };
 
+std::string& chosen_name() {
+    static std::string name = "libcurl.so.4";
+    return name;
+}
+
 Loaded load() {
     Loaded loaded;
-    const char* override_path = std::getenv("PROVISION_CURL_LIBRARY");
-    const std::string name = override_path != nullptr && *override_path != '\0' ? override_path : "libcurl.so.4";
-    loaded.library = std::make_unique<SharedLibrary>(name);
+    loaded.library = std::make_unique<SharedLibrary>(chosen_name());
     if (!loaded.library->loaded()) {
         loaded.why_not = fmt::format("libcurl is not installed ({}); install libcurl4 to use URLs",
                                      loaded.library->error());
@@ -49,7 +52,7 @@ Loaded load() {
         Symbol::required(f.url_get, "curl_url_get"),
     });
     if (!missing.empty()) {
-        loaded.why_not = fmt::format("{} lacks {} (libcurl 7.84 or newer is needed)", name, missing);
+        loaded.why_not = fmt::format("{} lacks {} (libcurl 7.84 or newer is needed)", chosen_name(), missing);
         return loaded;
     }
     // Not thread-safe, and must run before any handle exists: done here,
@@ -68,6 +71,8 @@ const Loaded& loaded_library() {
 }
 
 }  // namespace
+
+void use_curl_library(const std::string& name) { chosen_name() = name; }
 
 const CurlLibrary* curl_library() {
     const Loaded& loaded = loaded_library();

@@ -35,6 +35,9 @@ struct CurlLibrary {
 // Opens libcurl (PROVISION_CURL_LIBRARY, default libcurl.so.4) and runs
 // curl_global_init, once per process, thread-safe.  nullptr when it cannot
 // be loaded or lacks a function; why_not() then says why in a user's words.
+// Which file to load (PROVISION_CURL_LIBRARY); set before the first use.
+void use_curl_library(const std::string& name);
+
 const CurlLibrary* curl_library();
 std::string curl_library_why_not();
 

@@ -24,11 +24,6 @@ namespace provision {
 namespace fs = std::filesystem;
 namespace {
 
-std::string lookup(const std::map<std::string, std::string>& environment, const char* name) {
-    const auto it = environment.find(name);
-    return it == environment.end() ? std::string() : it->second;
-}
-
 // Stable across builds and platforms (std::hash is neither), which a file
 // name kept on disk needs.
 std::uint64_t fnv1a64(const std::string& text) {
@@ -97,12 +92,10 @@ bool plausible_etag(const std::string& etag) {
 
 }  // namespace
 
-std::string default_cache_dir(const std::map<std::string, std::string>& environment) {
-    if (const std::string dir = lookup(environment, "PROVISION_CACHE_DIR"); !dir.empty()) return dir;
+std::string default_cache_dir(const std::string& xdg_cache_home, const std::string& home) {
     // The XDG base directory spec says relative values are to be ignored.
-    if (const std::string xdg = lookup(environment, "XDG_CACHE_HOME"); !xdg.empty() && xdg.front() == '/')
-        return (fs::path(xdg) / "provision").string();
-    if (const std::string home = lookup(environment, "HOME"); !home.empty() && home != "/")
+    if (!xdg_cache_home.empty() && xdg_cache_home.front() == '/') return (fs::path(xdg_cache_home) / "provision").string();
+    if (!home.empty() && home != "/")
         return (fs::path(home) / ".cache" / "provision").string();
     return "/var/cache/provision";
 }

@@ -26,11 +26,11 @@
 
 namespace provision {
 
-// Where fetched recipes are cached, from the environment alone:
-//   $PROVISION_CACHE_DIR, else $XDG_CACHE_HOME/provision (when absolute),
+// Where fetched recipes are cached when PROVISION_CACHE_DIR does not say:
+//   $XDG_CACHE_HOME/provision (when absolute),
 //   else $HOME/.cache/provision (when HOME is set and not "/"),
 //   else /var/cache/provision (root in a container without HOME).
-std::string default_cache_dir(const std::map<std::string, std::string>& environment);
+std::string default_cache_dir(const std::string& xdg_cache_home, const std::string& home);
 
 struct CachedRecipe {
     std::string path;        // the body, a TOML file for the loader

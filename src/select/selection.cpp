@@ -158,15 +158,17 @@ bool workload_accepts(const WorkloadSpec& workload, const std::string& mechanism
     return std::find(names.begin(), names.end(), mechanism) != names.end();
 }
 
-std::optional<Override> read_override(const std::map<std::string, std::string>& environment,
+std::optional<Override> read_override(const UserOverrides& user, const std::map<std::string, std::string>& environment,
                                       const WorkloadSpec& workload, const RecipeSet& recipes) {
-    std::vector<std::string> variables{"PROVISION_ATTENTION"};
-    variables.insert(variables.end(), workload.override_variables.begin(), workload.override_variables.end());
-    for (const auto& variable : variables) {
+    std::vector<std::pair<std::string, std::optional<std::string>>> requests{{"PROVISION_ATTENTION", user.attention}};
+    for (const auto& variable : workload.override_variables) {
         const auto it = environment.find(variable);
-        if (it == environment.end()) continue;
+        requests.emplace_back(variable, it == environment.end() ? std::nullopt : std::optional(it->second));
+    }
+    for (const auto& [variable, text] : requests) {
+        if (!text) continue;
         // Blanks around a value are a quoting slip in a pod spec, not part of the name.
-        const std::string value = trimmed(it->second);
+        const std::string value = trimmed(*text);
         // "auto" leaves the choice to the next variable, then to provision.
         if (value.empty() || lowercase(value) == "auto") continue;
         const auto canonical = recipes.canonical_mechanism(value);
@@ -183,8 +185,7 @@ std::optional<Override> read_override(const std::map<std::string, std::string>& 
         request.variable = variable;
         request.value = value;
         request.mechanism = *canonical;
-        const auto force = environment.find("PROVISION_FORCE");
-        request.forced = force != environment.end() && parse_boolean(force->second, "PROVISION_FORCE");
+        request.forced = user.force;
         return request;
     }
     return std::nullopt;

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/states.h"
+#include "core/user_overrides.h"
+#include "core/user_overrides.h"
 #include "gpu/inventory.h"
 #include "packages/python_packages.h"
 #include "recipe/recipe.h"
@@ -49,11 +51,12 @@ struct Decision {
     DecisionOutcome outcome = DecisionOutcome::nothing_serves;
 };
 
-// Reads PROVISION_ATTENTION, then the workload's override variables, from
-// `environment`: the first that names a mechanism wins.  "auto" (or empty)
-// means "choose" and passes the word to the next variable.  Throws
-// Error(usage) for a name that is no mechanism, listing the valid ones.
-std::optional<Override> read_override(const std::map<std::string, std::string>& environment,
+// The user's PROVISION_ATTENTION, then the workload's override variables
+// (names its recipe chooses) from `environment`: the first that names a
+// mechanism wins.  "auto" (or empty) means "choose" and passes the word to
+// the next variable.  Throws Error(usage) for a name that is no mechanism,
+// listing the valid ones.
+std::optional<Override> read_override(const UserOverrides& user, const std::map<std::string, std::string>& environment,
                                       const WorkloadSpec& workload, const RecipeSet& recipes);
 
 // Whether the workload can use `mechanism` at all: its recipe orders it for

@@ -65,6 +65,7 @@ struct WorkerSettings {
     std::string fault;
     unsigned seed = 0;
     bool simulate = false;
+    std::string cuda_library = "libcuda.so.1";  // the driver a simulated worker opens its GPU through
 };
 
 void print(std::ostream& out, const std::string& line) { out << line << '\n' << std::flush; }  // survives a later kill
@@ -79,6 +80,7 @@ std::optional<WorkerSettings> read_settings(const std::vector<std::string>& args
     if constexpr (kFaultInjection) {
         app.add_option("--fault", settings.fault, "test-only: PATTERN=FAULT[,...]");
         app.add_flag("--simulate", settings.simulate, "test-only: open the GPU through libcuda alone, act the checks out");
+        app.add_option("--cuda-library", settings.cuda_library, "test-only: the CUDA driver library --simulate opens");
     }
     app.add_option("--seed", settings.seed, "seed of the random inputs (0: a fresh one)");
     try {
@@ -202,7 +204,7 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
         links->end_of_input();
     });
 
-    SimulatedDevice simulated;
+    SimulatedDevice simulated(settings->cuda_library);
     const kernels::OpenedDevice device =
         settings->simulate ? simulated.open(settings->gpu) : kernels::open_device(settings->gpu);
     WorkerReady ready;

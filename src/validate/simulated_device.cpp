@@ -1,6 +1,5 @@
 #include "validate/simulated_device.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -16,11 +15,6 @@ namespace {
 
 using PrimaryCtxRetainFn = cuda::Result (*)(void**, cuda::Device);  // cuDevicePrimaryCtxRetain
 
-std::string library_name() {
-    const char* named = std::getenv("PROVISION_CUDA_LIBRARY");
-    return named && *named ? named : "libcuda.so.1";
-}
-
 std::string uuid_text(const cuda::Uuid& uuid) {
     const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
     return fmt::format("GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
@@ -31,7 +25,9 @@ std::string uuid_text(const cuda::Uuid& uuid) {
 }  // namespace
 
 struct SimulatedDevice::Driver {
-    SharedLibrary library{library_name()};
+    explicit Driver(const std::string& name) : name(name), library(name) {}
+    std::string name;
+    SharedLibrary library;
     cuda::InitFn init = nullptr;
     cuda::DeviceGetFn device_get = nullptr;
     cuda::DeviceGetAttributeFn attribute = nullptr;
@@ -43,14 +39,14 @@ struct SimulatedDevice::Driver {
     kernels::cumem::Result (*ipc_close)(std::uint64_t) = nullptr;
 };
 
-SimulatedDevice::SimulatedDevice() : driver_(std::make_unique<Driver>()) {}
+SimulatedDevice::SimulatedDevice(const std::string& library) : driver_(std::make_unique<Driver>(library)) {}
 SimulatedDevice::~SimulatedDevice() = default;
 
 kernels::OpenedDevice SimulatedDevice::open(int cuda_device) {
     kernels::OpenedDevice device;
     Driver& d = *driver_;
     if (!d.library.loaded()) {
-        device.detail = fmt::format("cannot load {}: {}", library_name(), d.library.error());
+        device.detail = fmt::format("cannot load {}: {}", d.name, d.library.error());
         return device;
     }
     d.library.keep_loaded();
@@ -62,7 +58,7 @@ kernels::OpenedDevice SimulatedDevice::open(int cuda_device) {
         Symbol::optional(d.retain, "cuDevicePrimaryCtxRetain"),
     });
     if (!lacking.empty()) {
-        device.detail = fmt::format("{} lacks {}", library_name(), lacking);
+        device.detail = fmt::format("{} lacks {}", d.name, lacking);
         return device;
     }
     kernels::cumem::Driver& m = d.cumem;

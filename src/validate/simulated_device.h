@@ -18,13 +18,14 @@ namespace provision {
 
 class SimulatedDevice {
 public:
-    SimulatedDevice();
+    // `library`: the CUDA driver library to load (the fake one in tests).
+    explicit SimulatedDevice(const std::string& library);
     ~SimulatedDevice();
     SimulatedDevice(const SimulatedDevice&) = delete;
     SimulatedDevice& operator=(const SimulatedDevice&) = delete;
 
-    // cuInit, the device at `cuda_device`, its primary context: through
-    // PROVISION_CUDA_LIBRARY (or libcuda.so.1).  Never throws.
+    // cuInit, the device at `cuda_device`, its primary context: through the
+    // library.  Never throws.
     kernels::OpenedDevice open(int cuda_device);
 
     // The acted-out result of `name` under `fault` ("" or "wrong-result",

@@ -27,9 +27,10 @@ struct ValidationOptions {
     std::string self_exe = "/proc/self/exe"; // the binary whose "__check-worker" runs the checks
     std::string fault;                       // test-only, e.g. "attention.bf16=wrong-result", "*=hang", "*=crash", "*=killed"
     // Test-only (fault-injection builds): the worker opens its GPU through
-    // the CUDA driver library alone (PROVISION_CUDA_LIBRARY: the fake one)
-    // and acts the checks out instead of running kernels.
+    // the CUDA driver library alone (`cuda_library`: the fake one) and acts
+    // the checks out instead of running kernels.
     bool simulate = false;
+    std::string cuda_library = "libcuda.so.1";
 };
 
 struct GpuChecks {

@@ -126,7 +126,11 @@ std::vector<std::string> worker_arguments(int cuda_device, int workload_gpu, con
         args.push_back("--fault");
         args.push_back(options.fault);
     }
-    if (options.simulate) args.push_back("--simulate");
+    if (options.simulate) {
+        args.push_back("--simulate");
+        args.push_back("--cuda-library");
+        args.push_back(options.cuda_library);
+    }
     return args;
 }
 

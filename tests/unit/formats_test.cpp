@@ -3,6 +3,7 @@
 // dtype (recommended, or the user's kept or refused).
 #include <catch2/catch.hpp>
 
+#include "app/settings.h"
 #include "core/error.h"
 #include "formats/formats.h"
 #include "recipe/recipe_loader.h"
@@ -46,8 +47,10 @@ FormatsDecision decide(const Inventory& inventory, const CheckVerdicts& checks =
                        const std::map<std::string, std::string>& environment = {},
                        const PackageIndex& packages = {}, const std::string& mechanism = "sdpa",
                        const std::string& workload = "generic") {
+    Options options;
+    decode_settings({}, environment, options);  // PROVISION_DTYPE and PROVISION_FORCE, as provision reads them
     return decide_formats(inventory, builtin(), builtin().workloads.at(workload), mechanism, packages, checks,
-                          environment);
+                          options.overrides);
 }
 
 const FormatReport& format(const FormatsDecision& decision, const std::string& name) {

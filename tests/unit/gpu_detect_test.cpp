@@ -309,28 +309,3 @@ TEST_CASE("detect_gpus copes with drivers that lack optional functions", "[gpu][
     }
 }
 
-TEST_CASE("detect_options_from_environment reads the overrides", "[gpu][detect]") {
-    {
-        const ScopedEnv nvml("PROVISION_NVML_LIBRARY", "/opt/fake/libnvml.so");
-        const ScopedEnv cuda("PROVISION_CUDA_LIBRARY", std::nullopt);
-        const ScopedEnv visible("CUDA_VISIBLE_DEVICES", "");
-        const ScopedEnv timeout("PROVISION_DETECT_TIMEOUT", "2.5");
-        const DetectOptions options = detect_options_from_environment();
-        CHECK(options.nvml_library == "/opt/fake/libnvml.so");
-        CHECK(options.cuda_library == "libcuda.so.1");
-        CHECK(options.cuda_visible_devices == std::optional<std::string>(""));
-        CHECK(options.time_limit == std::chrono::milliseconds(2500));
-    }
-    {
-        const ScopedEnv visible("CUDA_VISIBLE_DEVICES", std::nullopt);
-        const ScopedEnv timeout("PROVISION_DETECT_TIMEOUT", std::nullopt);
-        const DetectOptions options = detect_options_from_environment();
-        CHECK_FALSE(options.cuda_visible_devices.has_value());
-        CHECK(options.time_limit == DetectOptions{}.time_limit);
-    }
-    for (const char* bad : {"", "0", "-1", "soon", "5s"}) {
-        const ScopedEnv timeout("PROVISION_DETECT_TIMEOUT", bad);
-        INFO("PROVISION_DETECT_TIMEOUT=" << bad);
-        CHECK_THROWS_AS(detect_options_from_environment(), Error);
-    }
-}

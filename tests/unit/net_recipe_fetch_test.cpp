@@ -369,13 +369,11 @@ TEST_CASE("fetch_recipe uses the recipe uncached, with a warning, when the cache
     std::filesystem::remove(fetched.path);
 }
 
-TEST_CASE("default_cache_dir: PROVISION_CACHE_DIR, then XDG_CACHE_HOME, then HOME, then /var/cache") {
+TEST_CASE("default_cache_dir: XDG_CACHE_HOME, then HOME, then /var/cache") {
     using provision::default_cache_dir;
-    CHECK(default_cache_dir({{"PROVISION_CACHE_DIR", "/srv/c"}, {"XDG_CACHE_HOME", "/x"}, {"HOME", "/home/u"}}) ==
-          "/srv/c");
-    CHECK(default_cache_dir({{"XDG_CACHE_HOME", "/x"}, {"HOME", "/home/u"}}) == "/x/provision");
-    CHECK(default_cache_dir({{"XDG_CACHE_HOME", "relative"}, {"HOME", "/home/u"}}) == "/home/u/.cache/provision");
-    CHECK(default_cache_dir({{"HOME", "/root"}}) == "/root/.cache/provision");
-    CHECK(default_cache_dir({{"HOME", "/"}}) == "/var/cache/provision");
-    CHECK(default_cache_dir({}) == "/var/cache/provision");
+    CHECK(default_cache_dir("/x", "/home/u") == "/x/provision");
+    CHECK(default_cache_dir("relative", "/home/u") == "/home/u/.cache/provision");
+    CHECK(default_cache_dir("", "/root") == "/root/.cache/provision");
+    CHECK(default_cache_dir("", "/") == "/var/cache/provision");
+    CHECK(default_cache_dir("", "") == "/var/cache/provision");
 }

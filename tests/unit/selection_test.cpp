@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "app/settings.h"
 #include "core/error.h"
 #include "recipe/recipe_loader.h"
 #include "select/classify.h"
@@ -9,6 +10,15 @@
 using namespace provision;
 
 namespace {
+
+// The user's override as provision reads it: the settings decoded from
+// `environment`, then the workload's own variables.
+std::optional<Override> override_from(const std::map<std::string, std::string>& environment,
+                                      const WorkloadSpec& workload, const RecipeSet& recipes) {
+    Options options;
+    decode_settings({}, environment, options);
+    return read_override(options.overrides, environment, workload, recipes);
+}
 
 const RecipeSet& recipes() {
     static const RecipeSet set = load_recipes({test_support::source_path("recipes")});
@@ -160,7 +170,7 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
     const auto h100 = machine({{"H100", "9.0"}});
 
     SECTION("an alias that the machine can serve") {
-        const auto request = read_override({{"PROVISION_ATTENTION", "FA2"}}, generic, recipes());
+        const auto request = override_from({{"PROVISION_ATTENTION", "FA2"}}, generic, recipes());
         REQUIRE(request);
         CHECK(request->mechanism == "flash2");
         const auto decision = select_mechanism(h100, recipes(), generic, packages, request, {});
@@ -168,10 +178,10 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
         CHECK(decision.source == DecisionSource::override);
     }
     SECTION("auto means choose") {
-        CHECK_FALSE(read_override({{"PROVISION_ATTENTION", "Auto"}}, generic, recipes()).has_value());
+        CHECK_FALSE(override_from({{"PROVISION_ATTENTION", "Auto"}}, generic, recipes()).has_value());
     }
     SECTION("a mechanism the hardware cannot serve is refused") {
-        const auto request = read_override({{"PROVISION_ATTENTION", "flash3"}}, generic, recipes());
+        const auto request = override_from({{"PROVISION_ATTENTION", "flash3"}}, generic, recipes());
         const auto decision = select_mechanism(machine({{"T4", "7.5"}}), recipes(), generic, packages, request, {});
         CHECK(decision.mechanism.empty());
         CHECK(decision.outcome == DecisionOutcome::override_refused);
@@ -179,7 +189,7 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
     }
     SECTION("PROVISION_FORCE=1 proceeds with a warning") {
         const auto request =
-            read_override({{"PROVISION_ATTENTION", "flash3"}, {"PROVISION_FORCE", "1"}}, generic, recipes());
+            override_from({{"PROVISION_ATTENTION", "flash3"}, {"PROVISION_FORCE", "1"}}, generic, recipes());
         const auto decision = select_mechanism(machine({{"T4", "7.5"}}), recipes(), generic, packages, request, {});
         CHECK(decision.mechanism == "flash3");
         CHECK(decision.source == DecisionSource::forced);
@@ -187,7 +197,7 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
     }
     SECTION("an unknown name is a usage error listing the valid ones") {
         try {
-            read_override({{"PROVISION_ATTENTION", "flash4"}}, generic, recipes());
+            override_from({{"PROVISION_ATTENTION", "flash4"}}, generic, recipes());
             FAIL("no error");
         } catch (const Error& error) {
             CHECK(error.code() == ExitCode::usage);
@@ -199,25 +209,25 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
 TEST_CASE("PROVISION_ATTENTION=auto falls through to the workload's own override variables") {
     const auto& comfyui = recipes().workloads.at("comfyui");
     SECTION("the workload's variable then decides") {
-        const auto request = read_override(
+        const auto request = override_from(
             {{"PROVISION_ATTENTION", "auto"}, {"COMFYUI_ATTENTION_MECHANISM", "sage"}}, comfyui, recipes());
         REQUIRE(request);
         CHECK(request->mechanism == "sage");
         CHECK(request->variable == "COMFYUI_ATTENTION_MECHANISM");
     }
     SECTION("auto everywhere means choose") {
-        CHECK_FALSE(read_override({{"PROVISION_ATTENTION", "AUTO"}, {"COMFYUI_ATTENTION_MECHANISM", "auto"}}, comfyui,
+        CHECK_FALSE(override_from({{"PROVISION_ATTENTION", "AUTO"}, {"COMFYUI_ATTENTION_MECHANISM", "auto"}}, comfyui,
                                   recipes())
                         .has_value());
     }
     SECTION("a concrete PROVISION_ATTENTION is still read first") {
-        const auto request = read_override(
+        const auto request = override_from(
             {{"PROVISION_ATTENTION", "sdpa"}, {"COMFYUI_ATTENTION_MECHANISM", "sage"}}, comfyui, recipes());
         REQUIRE(request);
         CHECK(request->mechanism == "sdpa");
     }
     SECTION("surrounding blanks are ignored") {
-        const auto request = read_override({{"PROVISION_ATTENTION", " flash2\n"}}, comfyui, recipes());
+        const auto request = override_from({{"PROVISION_ATTENTION", " flash2\n"}}, comfyui, recipes());
         REQUIRE(request);
         CHECK(request->mechanism == "flash2");
     }
@@ -230,7 +240,7 @@ TEST_CASE("an override the workload has no use for is refused, naming what it ac
     const auto a100 = machine({{"A100", "8.0"}});
 
     SECTION("refused without PROVISION_FORCE") {
-        const auto request = read_override({{"PROVISION_ATTENTION", "sdpa"}}, vllm, recipes());
+        const auto request = override_from({{"PROVISION_ATTENTION", "sdpa"}}, vllm, recipes());
         const auto decision = select_mechanism(a100, recipes(), vllm, packages, request, {});
         CHECK(decision.mechanism.empty());
         CHECK(decision.outcome == DecisionOutcome::override_refused);
@@ -244,7 +254,7 @@ TEST_CASE("an override the workload has no use for is refused, naming what it ac
     }
     SECTION("PROVISION_FORCE=1 proceeds with a warning") {
         const auto request =
-            read_override({{"PROVISION_ATTENTION", "xformers"}, {"PROVISION_FORCE", "1"}}, vllm, recipes());
+            override_from({{"PROVISION_ATTENTION", "xformers"}, {"PROVISION_FORCE", "1"}}, vllm, recipes());
         const auto decision = select_mechanism(a100, recipes(), vllm, packages, request, {});
         CHECK(decision.mechanism == "xformers");
         CHECK(decision.source == DecisionSource::forced);
@@ -253,14 +263,14 @@ TEST_CASE("an override the workload has no use for is refused, naming what it ac
     }
     SECTION("a mechanism the workload only takes when asked for (ComfyUI's flash3) is served") {
         const auto& comfyui = recipes().workloads.at("comfyui");
-        const auto request = read_override({{"COMFYUI_ATTENTION_MECHANISM", "flash3"}}, comfyui, recipes());
+        const auto request = override_from({{"COMFYUI_ATTENTION_MECHANISM", "flash3"}}, comfyui, recipes());
         const auto decision = select_mechanism(machine({{"H100", "9.0"}}), recipes(), comfyui, packages, request, {});
         CHECK(decision.mechanism == "flash3");
         CHECK(decision.source == DecisionSource::override);
     }
     SECTION("ComfyUI has no FlexAttention option") {
         const auto& comfyui = recipes().workloads.at("comfyui");
-        const auto request = read_override({{"COMFYUI_ATTENTION_MECHANISM", "flex"}}, comfyui, recipes());
+        const auto request = override_from({{"COMFYUI_ATTENTION_MECHANISM", "flex"}}, comfyui, recipes());
         const auto decision = select_mechanism(a100, recipes(), comfyui, packages, request, {});
         CHECK(decision.mechanism.empty());
         CHECK(decision.outcome == DecisionOutcome::override_refused);

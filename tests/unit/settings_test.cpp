@@ -1,5 +1,5 @@
-// The one table of environment variables against what the sources read and
-// what the README documents.
+// The one table of settings: against what the sources read, against the
+// README's option tables, and decoding (a flag wins, a bad value is refused).
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -8,7 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "app/environment_variables.h"
+#include "app/settings.h"
+#include "core/error.h"
 #include "test_support.h"
 
 using namespace provision;
@@ -24,7 +25,8 @@ std::string contents(const std::filesystem::path& path) {
 
 std::set<std::string> table_names() {
     std::set<std::string> names;
-    for (const auto& variable : environment_variables()) names.emplace(variable.name);
+    for (const auto& setting : settings())
+        if (!setting.variable.empty()) names.emplace(setting.variable);
     return names;
 }
 
@@ -55,12 +57,17 @@ TEST_CASE("every PROVISION_ variable the sources read is in the table") {
     }
 }
 
-// The "env variable" column of the README's option tables (the rows after a
-// "| option | env variable | meaning |" header, up to the table's end).
-std::string readme_variable_column(const std::string& readme) {
-    std::string column;
+namespace {
+
+// The README's option tables (the rows after a "| option | env variable |
+// meaning |" header, up to the table's end): each row's flag (the first
+// `--flag` of its first cell) and variable (the first PROVISION_ name of its
+// second cell), either of which may be missing.
+std::set<std::pair<std::string, std::string>> readme_rows(const std::string& readme) {
+    std::set<std::pair<std::string, std::string>> rows;
     bool in_table = false;
     std::istringstream lines(readme);
+    const std::regex flag("`(--[a-z][a-z-]*)"), variable("(PROVISION_[A-Z_]+)");
     for (std::string line; std::getline(lines, line);) {
         if (line.rfind("| option | env variable |", 0) == 0) {
             in_table = true;
@@ -70,7 +77,7 @@ std::string readme_variable_column(const std::string& readme) {
             in_table = false;
             continue;
         }
-        if (!in_table) continue;
+        if (!in_table || line.rfind("| ---", 0) == 0) continue;
         // A cell may hold an escaped pipe (`quick\|full` in Markdown): not a cell boundary.
         const auto boundary = [&](std::size_t from) {
             auto at = line.find('|', from);
@@ -79,40 +86,138 @@ std::string readme_variable_column(const std::string& readme) {
         };
         const auto first = boundary(1);
         const auto second = first == std::string::npos ? first : boundary(first + 1);
-        if (first != std::string::npos && second != std::string::npos)
-            column += line.substr(first + 1, second - first - 1) + "\n";
+        if (first == std::string::npos || second == std::string::npos) continue;
+        const std::string option_cell = line.substr(1, first - 1), variable_cell = line.substr(first + 1, second - first - 1);
+        std::smatch flag_match, variable_match;
+        const bool has_flag = std::regex_search(option_cell, flag_match, flag);
+        const bool has_variable = std::regex_search(variable_cell, variable_match, variable);
+        if (has_flag || has_variable)
+            rows.emplace(has_flag ? flag_match[1].str() : "", has_variable ? variable_match[1].str() : "");
     }
-    return column;
+    return rows;
 }
 
-TEST_CASE("the README documents every variable of the table, and its option tables no other") {
+}  // namespace
+
+TEST_CASE("the README's option tables are the table of settings, row for row") {
     const std::string readme = contents(test_support::source_path("README.md"));
-    for (const auto& variable : environment_variables()) {
-        INFO(variable.name);
-        CHECK(readme.find(std::string(variable.name)) != std::string::npos);
+    for (const auto& variable : table_names()) {
+        INFO(variable);
+        CHECK(readme.find(variable) != std::string::npos);
     }
-    const std::string column = readme_variable_column(readme);
-    const auto documented = provision_names(column, std::regex("(PROVISION_[A-Z_]+)"));
-    REQUIRE(documented.size() > 10);
-    const auto table = table_names();
-    for (const auto& name : documented) {
-        INFO(name);
-        CHECK(table.count(name) == 1);
+    const auto documented = readme_rows(readme);
+    REQUIRE(documented.size() > 20);
+    std::set<std::pair<std::string, std::string>> table;
+    for (const auto& setting : settings()) {
+        if (setting.flag.empty() && !setting.variable.starts_with("PROVISION_")) continue;  // the workload's own
+        table.emplace(setting.flag, setting.variable);
     }
-    // And every PROVISION_ variable of the table has its row there.
-    for (const auto& name : table) {
-        if (name.rfind("PROVISION_", 0) != 0) continue;
-        INFO(name);
-        CHECK(documented.count(name) == 1);
+    // --help and --version are CLI11's own, not settings.
+    for (const auto& row : documented) {
+        if (row.first == "--version" || row.first == "--help") continue;
+        INFO(row.first << " | " << row.second);
+        CHECK(table.count(row) == 1);
+    }
+    for (const auto& row : table) {
+        INFO(row.first << " | " << row.second);
+        CHECK(documented.count(row) == 1);
     }
 }
 
-TEST_CASE("--help's list names every variable once") {
+TEST_CASE("--help names every variable once, and every flag's line its variable") {
     const std::string help = environment_help();
-    for (const auto& variable : environment_variables()) {
-        INFO(variable.name);
-        const std::string line = "  " + std::string(variable.name) + " ";
+    for (const auto& setting : settings()) {
+        if (setting.variable.empty()) continue;
+        INFO(setting.variable);
+        const std::string line = "  " + std::string(setting.variable) + " ";
         CHECK(help.find(line) != std::string::npos);
         CHECK(help.find(line, help.find(line) + 1) == std::string::npos);
+        if (!setting.flag.empty()) {
+            CHECK_THAT(help, Catch::Contains("[" + std::string(setting.flag) + "] "));
+            CHECK_THAT(flag_help(setting), Catch::Contains("[env: " + std::string(setting.variable)));
+        }
+    }
+}
+
+namespace {
+
+Options decoded(const GivenFlags& flags, const std::map<std::string, std::string>& environment) {
+    Options options;
+    decode_outputs(flags, environment, options);
+    decode_settings(flags, environment, options);
+    return options;
+}
+
+std::string refusal(const GivenFlags& flags, const std::map<std::string, std::string>& environment) {
+    try {
+        (void)decoded(flags, environment);
+    } catch (const Error& error) {
+        CHECK(error.code() == ExitCode::usage);
+        return error.what();
+    }
+    return "(accepted)";
+}
+
+}  // namespace
+
+TEST_CASE("a setting comes from its flag, else from its variable, into its typed field") {
+    const std::map<std::string, std::string> environment = {
+        {"PROVISION_WORKLOAD", " comfyui "}, {"PROVISION_RECIPE", "/a.toml:https://host:8443/r.toml"},
+        {"PROVISION_VALIDATE_TIMEOUT", "2.5"}, {"PROVISION_DETECT_TIMEOUT", "7"},
+        {"PROVISION_NVML_LIBRARY", "/opt/libnvml.so"}, {"PROVISION_CUDA_LIBRARY", ""},
+        {"CUDA_VISIBLE_DEVICES", "1,0"}, {"PROVISION_ATTENTION", " Auto "}, {"PROVISION_DTYPE", "Float16"},
+        {"PROVISION_FORCE", "yes"}, {"PROVISION_BUILTIN_RECIPES", "/r"}, {"PATH", "/usr/bin"},
+        {"PROVISION_PYTHON", "/venv/bin/python"}};
+    const Options options = decoded({}, environment);
+    CHECK(options.workload == "comfyui");
+    CHECK(options.recipes == std::vector<std::string>{"/a.toml", "https://host:8443/r.toml"});
+    CHECK(options.validate_timeout_s == 2.5);
+    CHECK(options.detect.time_limit == std::chrono::milliseconds(7000));
+    CHECK(options.detect.nvml_library == "/opt/libnvml.so");
+    CHECK(options.detect.cuda_library == "libcuda.so.1");  // empty keeps the default
+    CHECK(options.detect.cuda_visible_devices == std::optional<std::string>("1,0"));
+    CHECK_FALSE(options.overrides.attention.has_value());  // auto leaves the choice to provision
+    CHECK(options.overrides.dtype == std::optional<std::string>("Float16"));
+    CHECK(options.overrides.force);
+    CHECK(options.builtin_recipes == "/r");
+    CHECK(options.search_path == "/usr/bin");
+    CHECK(options.python == "/venv/bin/python");
+    CHECK(options.python_option_name == "PROVISION_PYTHON");
+
+    const Options flags = decoded({{"--workload", {"vllm"}}, {"--recipe", {"/b.toml", "/c.toml"}},
+                                   {"--python", {"python3"}}, {"--check", {}}},
+                                  environment);
+    CHECK(flags.workload == "vllm");
+    CHECK(flags.recipes == std::vector<std::string>{"/b.toml", "/c.toml"});
+    CHECK(flags.python_option_name == "--python");
+    CHECK(flags.check);
+    CHECK_FALSE(decoded({}, {}).detect.cuda_visible_devices.has_value());
+}
+
+TEST_CASE("a bad value is refused when the settings are read, naming where it came from") {
+    CHECK(refusal({}, {{"PROVISION_DETECT_TIMEOUT", "soon"}}).find("PROVISION_DETECT_TIMEOUT") != std::string::npos);
+    CHECK(refusal({}, {{"PROVISION_FORCE", "sure"}}).find("PROVISION_FORCE") != std::string::npos);
+    CHECK(refusal({{"--fetch-timeout", {"0"}}}, {}).find("--fetch-timeout") != std::string::npos);
+    CHECK(refusal({}, {{"PROVISION_VALIDATE", "fast"}}) == "PROVISION_VALIDATE=fast: expected quick, full, off or 0");
+    CHECK_THAT(refusal({}, {{"PROVISION_METRICS", ""}}), Catch::Contains("PROVISION_METRICS is empty"));
+    CHECK_THAT(refusal({{"--env-file", {""}}}, {}), Catch::Contains("--env-file is empty"));
+    // Either validation flag decides alone: the variable is not even read.
+    CHECK(decoded({{"--no-validate", {}}}, {{"PROVISION_VALIDATE", "fast"}}).validate == ValidateMode::off);
+    CHECK(decoded({{"--validate", {"full"}}}, {{"PROVISION_VALIDATE", "fast"}}).validate == ValidateMode::full);
+    CHECK(decoded({}, {{"PROVISION_VALIDATE", "0"}}).validate == ValidateMode::off);
+    CHECK(decoded({}, {{"PROVISION_VALIDATE", ""}}).validate == ValidateMode::quick);
+}
+
+TEST_CASE("no file below src/app/ reads the process environment itself") {
+    const std::regex reads(R"(\bgetenv\s*\(|\bextern\s+char\s*\*\*\s*environ\b)");
+    // Copying provision's environment into a child's is not reading a setting.
+    const std::set<std::string> allowed = {"child_process_posix.cpp"};
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(test_support::source_path("src"))) {
+        const auto path = entry.path();
+        if (path.extension() != ".cpp" && path.extension() != ".h") continue;
+        if (path.parent_path().filename() == "app" || path.parent_path().filename() == "src") continue;
+        if (allowed.count(path.filename().string()) > 0) continue;
+        INFO(path.string());
+        CHECK_FALSE(std::regex_search(contents(path), reads));
     }
 }

@@ -63,7 +63,10 @@ TEST_CASE("the worker command line names the GPU, mode and fault; the checks go 
     CHECK(worker_arguments(0, 5, options) == std::vector<std::string>{"__check-worker", "--gpu", "0", "--mode", "full",
                                                                       "--as", "5", "--fault", "*=hang"});
     options.simulate = true;
-    CHECK(worker_arguments(0, 0, options).back() == "--simulate");
+    options.cuda_library = "/fake/libcuda.so.1";
+    const auto simulated = worker_arguments(0, 0, options);
+    CHECK(std::vector<std::string>(simulated.end() - 3, simulated.end()) ==
+          std::vector<std::string>{"--simulate", "--cuda-library", "/fake/libcuda.so.1"});
     CHECK(format_check_list({"attention.fp16", "gemm.tf32"}) == "attention.fp16\ngemm.tf32\n\n");
 }
 

@@ -1,0 +1,245 @@
+#include "app/settings.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/setting_values.h"
+#include "core/states.h"
+#include "core/text.h"
+#include "net/location_list.h"
+#include "net/report_post.h"
+#include "workload_env/env_file.h"
+
+namespace provision {
+namespace {
+
+constexpr double kMaxTimeoutSeconds = 3600;
+constexpr double kMaxRepeatSeconds = 86400;
+
+// PATH-like: items between colons, empty ones dropped.
+std::vector<std::string> split_colons(const std::string& text) {
+    std::vector<std::string> parts;
+    std::string part;
+    for (const char c : text + ":") {
+        if (c != ':') {
+            part += c;
+        } else if (!part.empty()) {
+            parts.push_back(part);
+            part.clear();
+        }
+    }
+    return parts;
+}
+
+const std::string& last(const SettingValue& given) { return given.words.back(); }
+
+bool switched_on(const SettingValue& given) { return given.from_flag || parse_boolean(last(given), given.source); }
+
+std::chrono::milliseconds seconds(const SettingValue& given, double max_seconds) {
+    return parse_duration(last(given), given.source, max_seconds);
+}
+
+// A file the run writes must be named: an empty value names none.
+std::string output_path(const SettingValue& given, std::string_view otherwise) {
+    if (last(given).empty())
+        throw Error(ExitCode::usage, fmt::format("{} is empty; name a file{}", given.source, otherwise));
+    return last(given);
+}
+
+// A library to load: empty keeps the default.
+void library(const SettingValue& given, std::string& field) {
+    if (!last(given).empty()) field = last(given);
+}
+
+// Blanks around a value are a quoting slip in a pod spec; "auto" (or
+// nothing) leaves the choice to provision.
+std::optional<std::string> choice(const SettingValue& given) {
+    const std::string value = lowercase(trimmed(last(given)));
+    if (value.empty() || value == "auto") return std::nullopt;
+    return last(given);
+}
+
+ValidateMode validate_mode(const SettingValue& given) {
+    // Besides a mode's name the variable takes 0 (off), 1 or nothing (quick).
+    const std::string text = lowercase(trimmed(last(given)));
+    if (!given.from_flag && (text.empty() || text == "1")) return ValidateMode::quick;
+    if (!given.from_flag && text == "0") return ValidateMode::off;
+    if (const auto mode = parse_validate_mode(text)) return *mode;
+    throw Error(ExitCode::usage, fmt::format("{}={}: expected quick, full, off or 0", given.source,
+                                             printable(last(given), 64)));
+}
+
+// The table.  Outputs come first: they are decoded before the rest.
+const std::vector<Setting> kSettings = {
+    {"--env-file", "PROVISION_ENV_FILE", "PATH", "where to write the env settings; /dev/null discards them",
+     SettingShape::value,
+     [](const SettingValue& v, Options& o) {
+         o.env_file = output_path(v, fmt::format(", or {} to discard the settings", kDiscardedEnvFile));
+         o.env_file_given = true;
+     },
+     {}, {}, true},
+    {"--node-labels", "PROVISION_NODE_LABELS", "PATH",
+     "write the node's labels for Kubernetes here, as a Node Feature Discovery feature file "
+     "(.../features.d/provision)",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.publish.node_labels = output_path(v, ""); }, {},
+     {}, true},
+    {"--metrics", "PROVISION_METRICS", "PATH", "write the run's metrics here, as a node-exporter textfile (*.prom)",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.publish.metrics = output_path(v, ""); }, {}, {},
+     true},
+
+    {"--check", {}, {}, "CI mode: lint recipes, detect, select, validate; exit non-zero on any error",
+     SettingShape::switch_flag, [](const SettingValue&, Options& o) { o.check = true; }},
+    {"--explain", {}, {}, "show every candidate mechanism with its reasons", SettingShape::switch_flag,
+     [](const SettingValue&, Options& o) { o.explain = true; }},
+    {"--json", {}, {},
+     "print the report as JSON on stdout (human text stays on stderr); with --repeat one report a line (JSON Lines)",
+     SettingShape::switch_flag, [](const SettingValue&, Options& o) { o.json = true; }},
+    {"--workload", "PROVISION_WORKLOAD", "NAME", "workload recipe to apply (default generic)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.workload = trimmed(last(v)); }},
+    {"--recipe", "PROVISION_RECIPE", "PATH",
+     "extra recipe file, folder or https:// URL, merged over the built-ins; repeatable", SettingShape::repeatable,
+     [](const SettingValue& v, Options& o) { o.recipes = v.from_flag ? v.words : split_location_list(last(v)); },
+     "colon-separated"},
+    {{}, "PROVISION_BUILTIN_RECIPES", {}, "a folder of recipes that replaces the built-in ones", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.builtin_recipes = last(v); }},
+    {"--print-recipes", {}, "DIR",
+     "write the built-in recipes into DIR (created; existing files are never overwritten), then exit",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.print_recipes_folder = last(v); }},
+    {"--allow-http", "PROVISION_ALLOW_HTTP", {}, "allow plain http:// for --recipe and --report-url (else https only)",
+     SettingShape::switch_flag, [](const SettingValue& v, Options& o) { o.fetch.allow_http = switched_on(v); }, "1"},
+    {"--fetch-timeout", "PROVISION_FETCH_TIMEOUT", "SECONDS",
+     "seconds a recipe URL may take to download, connecting included (default 10)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.fetch.total_timeout_ms = seconds(v, kMaxTimeoutSeconds).count(); }},
+    {{}, "PROVISION_CACHE_DIR", {}, "remote recipe cache (default $XDG_CACHE_HOME/provision or ~/.cache/provision)",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.fetch.cache_dir = last(v); }},
+    {"--report-url", "PROVISION_REPORT_URL", "URL",
+     "POST the JSON report to this https:// URL before the handoff; failures only warn", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.report_post.url = last(v); }},
+    {{}, "PROVISION_REPORT_HEADER", {}, "extra headers for the report POST, one 'Name: value' per line",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.report_post.headers = report_headers_from(last(v)); }},
+    {"--site-packages", "PROVISION_SITE_PACKAGES", "DIR",
+     "Python site-packages folder to read instead of the workload Python's; repeatable", SettingShape::repeatable,
+     [](const SettingValue& v, Options& o) { o.site_packages = v.from_flag ? v.words : split_colons(last(v)); },
+     "colon-separated"},
+    {"--python", "PROVISION_PYTHON", "PATH",
+     "the Python interpreter (or its venv/conda folder) that will run the workload; its packages decide the "
+     "selection (default: the COMMAND's, VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH)",
+     SettingShape::value,
+     [](const SettingValue& v, Options& o) {
+         o.python = last(v);
+         o.python_option_name = v.source;
+     }},
+    {"--gpu-fixture", "PROVISION_GPU_FIXTURE", "FILE", "simulated machine (TOML) instead of NVML and the driver",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.gpu_fixture = last(v); }},
+    {"--validate", "PROVISION_VALIDATE", "quick|full|off",
+     "GPU validation: quick (default), full (adds throughput) or off", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.validate = validate_mode(v); }, "0 = off", "--no-validate", false,
+     {"quick", "full", "off"}},
+    {"--no-validate", {}, {}, "skip GPU validation (same as --validate=off)", SettingShape::switch_flag,
+     [](const SettingValue&, Options& o) { o.validate = ValidateMode::off; }},
+    {"--validate-timeout", "PROVISION_VALIDATE_TIMEOUT", "SECONDS",
+     "seconds each GPU's checks may take before they are stopped (default 5)", SettingShape::value,
+     [](const SettingValue& v, Options& o) {
+         o.validate_timeout_s = static_cast<double>(seconds(v, kMaxTimeoutSeconds).count()) / 1000;
+     }},
+    {{}, "PROVISION_DETECT_TIMEOUT", {}, "seconds GPU detection may take (default 20)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.detect.time_limit = seconds(v, kMaxTimeoutSeconds); }},
+    {"--repeat", "PROVISION_REPEAT", "SECONDS",
+     "run again every SECONDS (0.001 to 86400) until stopped, rewriting --node-labels and --metrics; never starts "
+     "a COMMAND",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.repeat_interval = seconds(v, kMaxRepeatSeconds); }},
+    {{}, "PROVISION_ATTENTION", {}, "a mechanism name or alias forces the choice, unless it cannot serve; auto chooses",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.overrides.attention = choice(v); }},
+    {{}, "PROVISION_FORCE", {},
+     "1: use PROVISION_ATTENTION's mechanism (or PROVISION_DTYPE) even where it cannot serve, degraded",
+     SettingShape::switch_flag, [](const SettingValue& v, Options& o) { o.overrides.force = switched_on(v); }},
+    {{}, "PROVISION_DTYPE", {},
+     "bfloat16, float16 or float32 for the workload, kept unless a visible GPU cannot run it; auto chooses",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.overrides.dtype = choice(v); }},
+    {{}, "PROVISION_NVML_LIBRARY", {}, "the NVML library to load (default libnvidia-ml.so.1)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { library(v, o.detect.nvml_library); }},
+    {{}, "PROVISION_CUDA_LIBRARY", {}, "the CUDA driver library to load (default libcuda.so.1)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { library(v, o.detect.cuda_library); }},
+    {{}, "PROVISION_CURL_LIBRARY", {}, "the libcurl to load for URLs (default libcurl.so.4)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { library(v, o.curl_library); }},
+
+    // The workload's own variables, which provision reads as the workload will.
+    {{}, "CUDA_VISIBLE_DEVICES", {}, "the GPUs the workload sees, parsed as CUDA parses it", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.detect.cuda_visible_devices = last(v); }},
+    {{}, "CUDA_DEVICE_ORDER", {}, "PCI_BUS_ID: CUDA numbers the GPUs as NVML does", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.detect.cuda_device_order = last(v); }},
+    {{}, "VIRTUAL_ENV", {}, "the workload's venv, when no --python and no COMMAND names an interpreter"},
+    {{}, "CONDA_PREFIX", {}, "the workload's conda environment, after VIRTUAL_ENV"},
+    {{}, "PATH", {}, "where python3 (and a COMMAND) is looked up", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.search_path = last(v); }},
+    {{}, "PYTHONPATH", {}, "folders the workload's Python reads before its site-packages"},
+    {{}, "PYTHONNOUSERSITE", {}, "set: the user site (~/.local/lib/pythonX.Y) is not read"},
+    {{}, "PYTHONUSERBASE", {}, "where the user site is (default ~/.local)"},
+    {{}, "HOME", {}, "the user site's and the recipe cache's home"},
+    {{}, "XDG_CACHE_HOME", {}, "the recipe cache's parent folder"},
+    {{}, "LD_LIBRARY_PATH", {}, "searched for CUDA forward-compatibility libraries and the workload's NCCL",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.library_path = last(v); }},
+};
+
+const std::string* variable_text(const Setting& setting, const std::map<std::string, std::string>& environment) {
+    if (setting.variable.empty()) return nullptr;
+    const auto it = environment.find(std::string(setting.variable));
+    return it == environment.end() ? nullptr : &it->second;
+}
+
+void decode(const Setting& setting, const GivenFlags& flags, const std::map<std::string, std::string>& environment,
+            Options& options) {
+    if (!setting.decode) return;
+    if (const auto flag = flags.find(setting.flag); !setting.flag.empty() && flag != flags.end()) {
+        SettingValue given{flag->second, std::string(setting.flag), true};
+        if (setting.shape != SettingShape::switch_flag && given.words.empty()) return;  // CLI11 requires a value
+        setting.decode(given, options);
+        return;
+    }
+    if (!setting.unless_flag.empty() && flags.count(setting.unless_flag) > 0) return;
+    if (const std::string* text = variable_text(setting, environment))
+        setting.decode({{*text}, std::string(setting.variable), false}, options);
+}
+
+}  // namespace
+
+const std::vector<Setting>& settings() { return kSettings; }
+
+bool setting_given(const Setting& setting, const GivenFlags& flags, const std::map<std::string, std::string>& environment) {
+    return (!setting.flag.empty() && flags.count(setting.flag) > 0) || variable_text(setting, environment) != nullptr;
+}
+
+void decode_outputs(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options) {
+    for (const Setting& setting : kSettings)
+        if (setting.names_output) decode(setting, flags, environment, options);
+}
+
+void decode_settings(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options) {
+    for (const Setting& setting : kSettings)
+        if (!setting.names_output) decode(setting, flags, environment, options);
+}
+
+std::string flag_help(const Setting& setting) {
+    if (setting.variable.empty()) return std::string(setting.help);
+    if (setting.variable_form.empty()) return fmt::format("{} [env: {}]", setting.help, setting.variable);
+    if (setting.shape == SettingShape::switch_flag)
+        return fmt::format("{} [env: {}={}]", setting.help, setting.variable, setting.variable_form);
+    return fmt::format("{} [env: {}, {}]", setting.help, setting.variable, setting.variable_form);
+}
+
+std::string environment_help() {
+    std::string text = "Environment variables (a flag, where there is one, wins):\n";
+    for (const Setting& setting : kSettings) {
+        if (setting.variable.empty()) continue;
+        const std::string flag = setting.flag.empty() ? std::string() : fmt::format("[{}] ", setting.flag);
+        const std::string form = setting.variable_form.empty() || setting.shape == SettingShape::switch_flag
+                                     ? std::string()
+                                     : fmt::format(" ({})", setting.variable_form);
+        text += fmt::format("  {:<27}{}{}{}\n", setting.variable, flag, setting.help, form);
+    }
+    return text;
+}
+
+}  // namespace provision

@@ -1,0 +1,69 @@
+// Every setting provision reads, in one table: the flag, the environment
+// variable that stands in for it, the help line and the typed field of
+// Options it fills.  The command line (main.cpp), the variables' fallback,
+// --help and the README's option tables all come from it (a test compares the
+// README with it), so a setting is named once and decoded once, before any
+// work starts: nothing below app/ reads the environment for a setting.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/options.h"
+
+namespace provision {
+
+enum class SettingShape {
+    switch_flag,  // --flag alone; its variable takes 1/0, true/false, yes/no, on/off
+    value,        // --flag VALUE; the variable's text is the value
+    repeatable,   // --flag VALUE, again and again; the variable holds a list
+};
+
+// What one setting was given: the flag's values, or its variable's text.
+struct SettingValue {
+    std::vector<std::string> words;  // a switch given as a flag has none
+    std::string source;              // "--workload" or "PROVISION_WORKLOAD", for messages
+    bool from_flag = false;
+};
+
+// Fills the setting's field of Options; throws Error(usage) for a bad value.
+using SettingDecoder = void (*)(const SettingValue&, Options&);
+
+struct Setting {
+    std::string_view flag;           // "--workload"; empty: a variable alone
+    std::string_view variable;       // "PROVISION_WORKLOAD"; empty: a flag alone
+    std::string_view value_name;     // "NAME" in --help; empty for a switch
+    std::string_view help;           // one line for --help
+    SettingShape shape = SettingShape::value;
+    SettingDecoder decode = nullptr;  // null: read where it is used, as the workload reads it
+    std::string_view variable_form;  // how the variable writes it, when not as the flag ("colon-separated")
+    std::string_view unless_flag;    // the variable is not read when this flag is given
+    bool names_output = false;       // a file the run writes: decoded first (see decode_outputs)
+    std::vector<std::string> choices;  // the flag's only values, refused by the command-line parser otherwise
+};
+
+const std::vector<Setting>& settings();
+
+// The flags the command line gave: each flag's values in order (a switch:
+// none).  Flags not given are absent.
+using GivenFlags = std::map<std::string, std::vector<std::string>, std::less<>>;
+
+// Whether `setting` was given, by its flag or by its variable.
+bool setting_given(const Setting& setting, const GivenFlags& flags, const std::map<std::string, std::string>& environment);
+
+// The settings that name a file the run writes (the env file, --node-labels,
+// --metrics), decoded before anything else so that a usage error found later
+// still knows where an earlier run published; then every other one.  A flag
+// wins over its variable.
+void decode_outputs(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options);
+void decode_settings(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options);
+
+// A flag's line in --help: its help, then "[env: VARIABLE, form]".
+std::string flag_help(const Setting& setting);
+
+// The --help section: "Environment variables:" and one line each.
+std::string environment_help();
+
+}  // namespace provision
