@@ -5,6 +5,7 @@
 // One JSON object per line on stdout, a table on stderr.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -86,9 +87,11 @@ int main(int argc, char** argv) {
         for (const std::string& name : names) {
             const Samples& s = samples[name];
             fmt::print("{{\"bench\": \"check\", \"device\": \"{}\", \"check\": \"{}\", \"mode\": \"{}\", \"status\": \"{}\", "
-                       "\"wall_ms\": {:.4f}, \"kernel_ms\": {:.4f}, \"tflops\": {:.2f}, \"runs\": {}}}\n",
+                       "\"wall_ms\": {:.4f}, \"kernel_ms\": {:.4f}, \"tflops\": {:.2f}, \"runs\": {}, "
+                       "\"wall_samples\": [{:.4f}], \"kernel_samples\": [{:.4f}], \"tflops_samples\": [{:.2f}]}}\n",
                        device.name, name, mode, s.status, median(s.wall_ms), median(s.kernel_ms), median(s.tflops),
-                       s.wall_ms.size());
+                       s.wall_ms.size(), fmt::join(s.wall_ms, ", "), fmt::join(s.kernel_ms, ", "),
+                       fmt::join(s.tflops, ", "));
             fmt::print(stderr, "{:6} {:22} {:12} wall {:9.3f} ms  kernels {:8.3f} ms  {:7.1f} TFLOP/s\n", mode, name,
                        s.status, median(s.wall_ms), median(s.kernel_ms), median(s.tflops));
         }

@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "attention_wgmma.h"
 #include "cuda_support.h"
 #include "gemm_fp8_host.h"
 #include "kernel_launchers.h"
@@ -115,8 +114,8 @@ void bench_attention(const Stream& stream, const Device& device, const Settings&
     auto launch = [&](int s) -> cudaError_t {
         const auto& set = inputs[s];
         if (path == AttentionPath::wgmma)
-            return static_cast<cudaError_t>(launch_attention_bf16_wgmma(set.q->get(), set.k->get(), set.v->get(),
-                                                                        set.o->get(), problem, stream.get(), false));
+            return launch_attention_bf16_wgmma(set.q->get(), set.k->get(), set.v->get(), set.o->get(), problem,
+                                               stream.get(), FaultKind::none);
         return launch_attention_mma(type, set.q->get(), set.k->get(), set.v->get(), set.o->get(), problem,
                                     device.major, stream.get(), FaultKind::none);
     };

@@ -24,7 +24,7 @@ struct AttentionParams {
     T* o;
     int seq_len;
     float scale_log2;  // softmax scale times log2(e): the kernel works in powers of two
-    Fault fault;
+    FaultKind fault;
 };
 
 // One tile shape.  Shared memory holds one Q tile and kStages K and V tiles:
@@ -77,7 +77,7 @@ __device__ __forceinline__ void attention_body(const AttentionParams<T>& p) {
     constexpr int kDimSteps = D / 16;     // k-steps of Q K^T
     constexpr int kKeySteps = BN / 16;    // k-steps of P V
 
-    if (p.fault == Fault::hang) spin_forever();
+    if (p.fault == FaultKind::hang) spin_forever();
 
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     T* q_tile = reinterpret_cast<T*>(shared_bytes);
@@ -252,7 +252,7 @@ __device__ __forceinline__ void attention_body(const AttentionParams<T>& p) {
             if (row >= p.seq_len) continue;
             float first = o_acc[t][2 * i] * inverse[i];
             const float second = o_acc[t][2 * i + 1] * inverse[i];
-            if (p.fault == Fault::wrong_result && row == 0 && t == 0 && (lane & 3) == 0) first += 1.f;
+            if (p.fault == FaultKind::wrong_result && row == 0 && t == 0 && (lane & 3) == 0) first += 1.f;
             *reinterpret_cast<std::uint32_t*>(o + static_cast<size_t>(row) * D + t * 8 + 2 * (lane & 3)) =
                 pack2<T>(first, second);
         }
@@ -275,7 +275,7 @@ cudaError_t launch_tiles(const void* q, const void* k, const void* v, void* o, c
         return status;
     AttentionParams<T> params{static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
                               static_cast<T*>(o), problem.seq_len,
-                              problem.scale * 1.4426950408889634f, static_cast<Fault>(fault)};
+                              problem.scale * 1.4426950408889634f, fault};
     const dim3 grid((problem.seq_len + Tiles::kBlockM - 1) / Tiles::kBlockM, problem.batch * problem.heads);
     kernel<<<grid, Tiles::kThreads, Tiles::kSharedBytes, stream>>>(params);
     return cudaGetLastError();

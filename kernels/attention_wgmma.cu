@@ -12,12 +12,11 @@
 // Softmax of block j+1 runs while P·V of block j is still on the tensor
 // cores.  Optionally (Pingpong) the two consumers take turns on the tensor
 // cores through named barriers, so one warpgroup's exponentials overlap the
-// other's products.
+// other's products.  The CTA, the ring and the named barriers are the
+// skeleton's (hopper_skeleton.cuh), shared with the wgmma GEMMs.
 //
 // The device code exists only in the sm_90a pass; every other target gets
 // a kernel that traps, and the launcher refuses devices that are not sm_90.
-#include "attention_wgmma.h"
-
 #include <cuda.h>  // CUtensorMap and its enums
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -27,8 +26,8 @@
 #include <initializer_list>
 #include <utility>
 
-#include "hopper_primitives.cuh"
-#include "mma_primitives.cuh"
+#include "hopper_skeleton.cuh"
+#include "kernel_launchers.h"
 #include "tensor_map.h"
 
 namespace provision::kernels::detail {
@@ -36,7 +35,6 @@ namespace {
 
 constexpr int kBlockM = 128;        // query rows per CTA (two consumers of 64)
 constexpr int kBlockN = 128;        // key/value rows per stage
-constexpr int kThreads = 384;       // producer + two consumer warpgroups
 constexpr int kSlabCols = 64;       // one 128-byte swizzle row holds 64 bf16
 constexpr int kSlabBytes = 128 * 128;  // 128 rows × 128 bytes
 
@@ -66,15 +64,9 @@ struct KernelArgs {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 constexpr int kProducerRegs = 24;
-constexpr int kConsumerRegs = 240;  // 128·24 + 256·240 ≤ 64 Ki registers
+constexpr int kConsumerRegs = 240;
 
 // ---- the two matrix products --------------------------------------------------
-
-#define ACC8(a, i) \
-    "+f"(a[i]), "+f"(a[i + 1]), "+f"(a[i + 2]), "+f"(a[i + 3]), "+f"(a[i + 4]), "+f"(a[i + 5]), \
-        "+f"(a[i + 6]), "+f"(a[i + 7])
-#define ACC32(a) ACC8(a, 0), ACC8(a, 8), ACC8(a, 16), ACC8(a, 24)
-#define ACC64(a) ACC32(a), ACC8(a, 32), ACC8(a, 40), ACC8(a, 48), ACC8(a, 56)
 
 // D[64×128] (+)= A[64×16] · B[16×128], both from shared memory, K-major.
 __device__ __forceinline__ void wgmma_qk(float (&d)[64], uint64_t a, uint64_t b, int accumulate) {
@@ -85,7 +77,7 @@ __device__ __forceinline__ void wgmma_qk(float (&d)[64], uint64_t a, uint64_t b,
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : ACC64(d)
+        : PROVISION_WGMMA_ACC64(d, 0)
         : "l"(a), "l"(b), "r"(accumulate));
 }
 
@@ -98,7 +90,7 @@ __device__ __forceinline__ void wgmma_pv(float (&d)[64], const uint32_t* a, uint
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, "
         "%37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
         "%55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-        : ACC64(d)
+        : PROVISION_WGMMA_ACC64(d, 0)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }
 
@@ -109,13 +101,9 @@ __device__ __forceinline__ void wgmma_pv(float (&d)[32], const uint32_t* a, uint
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
         "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
         "{%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-        : ACC32(d)
+        : PROVISION_WGMMA_ACC32(d, 0)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }
-
-#undef ACC64
-#undef ACC32
-#undef ACC8
 
 // ---- small helpers ------------------------------------------------------------
 
@@ -138,14 +126,6 @@ __device__ __forceinline__ float quad_sum(float x) {
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<uint32_t*>(&v);
-}
-
-// Named barriers 1 and 2 order the two consumers on the tensor cores.
-__device__ __forceinline__ void named_sync(int id) {
-    asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory");
-}
-__device__ __forceinline__ void named_arrive(int id) {
-    asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory");
 }
 
 // Per-thread view of one consumer's 64 rows: the accumulator fragment of
@@ -244,13 +224,14 @@ __device__ __forceinline__ void produce(const SharedTiles<HeadDim, Stages>& t, c
                                         const CUtensorMap* k_map, const CUtensorMap* v_map, int m_block,
                                         int head, int n_blocks) {
     using Layout = SharedLayout<HeadDim, Stages>;
+    using Ring = StageRing<Stages>;
     constexpr uint32_t kTileBytes = Layout::kTileBytes;
     mbar_expect_tx(t.q_full(), kTileBytes);
     for (int c = 0; c < Layout::kSlabs; ++c)
         tma_load_3d(t.q() + c * kSlabBytes, q_map, t.q_full(), c * kSlabCols, m_block * kBlockM, head);
     for (int j = 0; j < n_blocks; ++j) {
-        const int s = j % Stages;
-        if (j >= Stages) mbar_wait(t.empty(s), ((j / Stages) - 1) & 1);
+        const int s = Ring::stage(j);
+        if (Ring::reused(j)) mbar_wait(t.empty(s), Ring::freed_parity(j));
         mbar_expect_tx(t.k_full(s), kTileBytes);
         for (int c = 0; c < Layout::kSlabs; ++c)
             tma_load_3d(t.k(s) + c * kSlabBytes, k_map, t.k_full(s), c * kSlabCols, j * kBlockN, head);
@@ -268,8 +249,9 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
     const int lane = threadIdx.x % 32;
     const int row0 = m_block * kBlockM + consumer * 64 + warp * 16 + lane / 4;
     const int col = 2 * (lane % 4);
-    const int my_turn = 1 + consumer;
-    const int other_turn = 2 - consumer;
+    using Ring = StageRing<Stages>;
+    const NamedBarrier my_turn = consumer_turn(consumer);
+    const NamedBarrier other_turn = consumer_turn(1 - consumer);
 
     // This consumer's 64 Q rows start 64·128 bytes into each slab.
     const uint64_t q_desc = smem_desc_sw128(t.q() + consumer * 64 * 128, 16, 1024);
@@ -301,15 +283,15 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
     };
 
     // Phase 0: S_0 = Q·K_0ᵀ.  Consumer 0 takes the tensor cores first.
-    if (Pingpong && consumer == 1) named_arrive(other_turn);
+    if (Pingpong && consumer == 1) named_barrier_arrive(other_turn);
     mbar_wait(t.q_full(), 0);
     mbar_wait(t.k_full(0), 0);
-    if (Pingpong) named_sync(my_turn);
+    if (Pingpong) named_barrier_sync(my_turn);
     warpgroup_fence_operand(s);
     wgmma_fence();
     issue_qk(0);
     wgmma_commit();
-    if (Pingpong) named_arrive(other_turn);
+    if (Pingpong) named_barrier_arrive(other_turn);
     wgmma_wait<0>();
     warpgroup_fence_operand(s);
     {
@@ -321,11 +303,11 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
     // Phase j+1: S_{j+1} = Q·K_{j+1}ᵀ and O += P_j·V_j; the softmax of
     // S_{j+1} runs while P_j·V_j is still on the tensor cores.
     for (int j = 0; j + 1 < n_blocks; ++j) {
-        const int stage = j % Stages;
-        const int next = (j + 1) % Stages;
-        mbar_wait(t.v_full(stage), (j / Stages) & 1);
-        mbar_wait(t.k_full(next), ((j + 1) / Stages) & 1);
-        if (Pingpong) named_sync(my_turn);
+        const int stage = Ring::stage(j);
+        const int next = Ring::stage(j + 1);
+        mbar_wait(t.v_full(stage), Ring::parity(j));
+        mbar_wait(t.k_full(next), Ring::parity(j + 1));
+        if (Pingpong) named_barrier_sync(my_turn);
         warpgroup_fence_operand(o);
         warpgroup_fence_operand(s);
         warpgroup_fence_operand(p);
@@ -334,7 +316,7 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
         wgmma_commit();
         issue_pv(stage);
         wgmma_commit();
-        if (Pingpong) named_arrive(other_turn);
+        if (Pingpong) named_barrier_arrive(other_turn);
         wgmma_wait<1>();
         warpgroup_fence_operand(s);
         float alpha0, alpha1;
@@ -350,9 +332,9 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
     // Last phase: O += P·V of the last block.
     {
         const int j = n_blocks - 1;
-        const int stage = j % Stages;
-        mbar_wait(t.v_full(stage), (j / Stages) & 1);
-        if (Pingpong) named_sync(my_turn);
+        const int stage = Ring::stage(j);
+        mbar_wait(t.v_full(stage), Ring::parity(j));
+        if (Pingpong) named_barrier_sync(my_turn);
         warpgroup_fence_operand(o);
         warpgroup_fence_operand(p);
         wgmma_fence();
@@ -361,7 +343,7 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
         wgmma_wait<0>();
         warpgroup_fence_operand(o);
         // Consumer 1 finishes last: its turn-passing arrive would have no partner.
-        if (Pingpong && consumer == 0) named_arrive(other_turn);
+        if (Pingpong && consumer == 0) named_barrier_arrive(other_turn);
     }
 
     // Epilogue: normalise and store the rows inside the sequence.
@@ -387,39 +369,32 @@ __device__ __forceinline__ void consume(const SharedTiles<HeadDim, Stages>& t, c
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 template <int HeadDim, int Stages, bool Pingpong>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kWarpSpecializedThreads, 1)
     attention_wgmma_kernel(const __grid_constant__ CUtensorMap q_map,
                            const __grid_constant__ CUtensorMap k_map,
                            const __grid_constant__ CUtensorMap v_map, const KernelArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint8_t smem_raw[];
-    const SharedTiles<HeadDim, Stages> tiles{(shared_address(smem_raw) + 1023u) & ~1023u};
-
-    // Causal CTAs with the most work start first.
-    const int m_block = args.causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : blockIdx.x;
-    const int head = blockIdx.y;
+    const SharedTiles<HeadDim, Stages> tiles{swizzle_aligned_base(smem_raw)};
+    const Tile tile = attention_tile(args.causal);
+    const int m_block = tile.m;
+    const int head = tile.n;
     const int n_total = (args.seq_len + kBlockN - 1) / kBlockN;
     const int n_blocks = args.causal ? min(n_total, m_block + 1) : n_total;  // kBlockM == kBlockN
 
-    if (threadIdx.x == 0) {
-        mbar_init(tiles.q_full(), 1);
-        for (int s = 0; s < Stages; ++s) {
-            mbar_init(tiles.k_full(s), 1);
-            mbar_init(tiles.v_full(s), 1);
-            mbar_init(tiles.empty(s), 8);  // lane 0 of each consumer warp
-        }
-        mbar_init_fence();
-    }
-    __syncthreads();
-
-    const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);  // warp-uniform for ptxas
-    if (warpgroup == 0) {
-        setmaxnreg_dec<kProducerRegs>();
-        if (threadIdx.x == 0) produce(tiles, &q_map, &k_map, &v_map, m_block, head, n_blocks);
-    } else {
-        setmaxnreg_inc<kConsumerRegs>();
-        consume<HeadDim, Stages, Pingpong>(tiles, args, warpgroup - 1, m_block, head, n_blocks);
-    }
+    warp_specialized<kProducerRegs, kConsumerRegs>(
+        [&] {
+            mbar_init(tiles.q_full(), 1);
+            for (int s = 0; s < Stages; ++s) {
+                mbar_init(tiles.k_full(s), 1);
+                mbar_init(tiles.v_full(s), 1);
+                mbar_init(tiles.empty(s), kConsumerWarps);  // lane 0 of each consumer warp
+            }
+        },
+        [&] {
+            if (threadIdx.x == 0) produce(tiles, &q_map, &k_map, &v_map, m_block, head, n_blocks);
+        },
+        [&](int consumer) { consume<HeadDim, Stages, Pingpong>(tiles, args, consumer, m_block, head, n_blocks); });
 #elif defined(__CUDA_ARCH__)
     __trap();  // built for a target without wgmma: never run silently
 #endif
@@ -440,43 +415,27 @@ cudaError_t make_tensor_map(CUtensorMap* map, const void* data, const AttentionP
 }
 
 template <int HeadDim, int Stages, bool Pingpong>
-cudaError_t launch_variant(const void* q, const void* k, const void* v, void* o,
-                           const AttentionProblem& p, cudaStream_t stream, bool inject_wrong_result) {
+cudaError_t launch_variant(const void* q, const void* k, const void* v, void* o, const AttentionProblem& p,
+                           cudaStream_t stream, FaultKind fault) {
     CUtensorMap q_map, k_map, v_map;
     for (auto [map, data] : {std::pair{&q_map, q}, std::pair{&k_map, k}, std::pair{&v_map, v}})
         if (const cudaError_t e = make_tensor_map(map, data, p); e != cudaSuccess) return e;
-
-    using Layout = SharedLayout<HeadDim, Stages>;
-    auto* kernel = attention_wgmma_kernel<HeadDim, Stages, Pingpong>;
-    if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   Layout::kAlloc);
-        e != cudaSuccess)
-        return e;
-
-    const KernelArgs args{static_cast<__nv_bfloat16*>(o), p.seq_len,
-                          p.scale * 1.4426950408889634f, inject_wrong_result ? -1.f : 1.f, p.causal};
+    const KernelArgs args{static_cast<__nv_bfloat16*>(o), p.seq_len, p.scale * 1.4426950408889634f,
+                          fault == FaultKind::wrong_result ? -1.f : 1.f, p.causal};
     const dim3 grid((p.seq_len + kBlockM - 1) / kBlockM, p.batch * p.heads);
-    kernel<<<grid, kThreads, Layout::kAlloc, stream>>>(q_map, k_map, v_map, args);
-    return cudaGetLastError();
-}
-
-bool is_sm90(int device) {
-    int major = 0, minor = 0;
-    return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-           cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess &&
-           major == 9 && minor == 0;
+    return launch_warp_specialized(attention_wgmma_kernel<HeadDim, Stages, Pingpong>, grid,
+                                   SharedLayout<HeadDim, Stages>::kAlloc, stream, q_map, k_map, v_map, args);
 }
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 }  // namespace
 
-int launch_attention_bf16_wgmma(const void* q, const void* k, const void* v, void* o,
-                                const AttentionProblem& problem, void* stream,
-                                bool inject_wrong_result) {
+cudaError_t launch_attention_bf16_wgmma(const void* q, const void* k, const void* v, void* o,
+                                        const AttentionProblem& problem, cudaStream_t stream, FaultKind fault,
+                                        AttentionTurns turns) {
     int device = 0;
-    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-    if (!is_sm90(device)) return cudaErrorNotSupported;
+    if (const cudaError_t e = current_sm90_device(device); e != cudaSuccess) return e;
     const AttentionProblem& p = problem;
     const bool shape_ok = p.batch >= 1 && p.heads >= 1 && p.seq_len >= 1 &&
                           static_cast<long long>(p.batch) * p.heads <= 65535 &&
@@ -484,17 +443,21 @@ int launch_attention_bf16_wgmma(const void* q, const void* k, const void* v, voi
                           p.scale > 0.f;
     if (!shape_ok || !aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(o))
         return cudaErrorInvalidValue;
-    const auto s = static_cast<cudaStream_t>(stream);
-    // Chosen from timings on an H100 (bench/wgmma_dev/NOTES.md): three
-    // stages keep the copy engine a block ahead at head_dim 128 (224 KiB of
-    // shared memory), four at 64.  Turn-taking between the consumers pays
-    // off on long key loops and causal masks, and costs on short ones.
-    const bool pingpong = p.causal || p.seq_len >= 8192;
+    // The kernel has no hang switch of its own: a kernel that never returns
+    // runs ahead of it on the stream.
+    if (fault == FaultKind::hang)
+        if (const cudaError_t e = launch_spin_forever(stream); e != cudaSuccess) return e;
+    // Chosen from timings on an H100 (docs/KERNELS.md, the wgmma attention):
+    // three stages keep the copy engine a block ahead at head_dim 128 (224
+    // KiB of shared memory), four at 64.  Turn-taking between the consumers
+    // pays off on long key loops and causal masks, and costs on short ones.
+    const bool pingpong = turns == AttentionTurns::automatic ? p.causal || p.seq_len >= 8192
+                                                             : turns == AttentionTurns::pingpong;
     if (p.head_dim == 128)
-        return pingpong ? launch_variant<128, 3, true>(q, k, v, o, p, s, inject_wrong_result)
-                        : launch_variant<128, 3, false>(q, k, v, o, p, s, inject_wrong_result);
-    return pingpong ? launch_variant<64, 4, true>(q, k, v, o, p, s, inject_wrong_result)
-                    : launch_variant<64, 4, false>(q, k, v, o, p, s, inject_wrong_result);
+        return pingpong ? launch_variant<128, 3, true>(q, k, v, o, p, stream, fault)
+                        : launch_variant<128, 3, false>(q, k, v, o, p, stream, fault);
+    return pingpong ? launch_variant<64, 4, true>(q, k, v, o, p, stream, fault)
+                    : launch_variant<64, 4, false>(q, k, v, o, p, stream, fault);
 }
 
 }  // namespace provision::kernels::detail

@@ -79,10 +79,7 @@ cudaError_t launch_kernel(const CheckContext& context, ElementType type, Attenti
         return launch_attention_mma(type, b.q.get(), b.k.get(), b.v.get(), b.o.get(), problem, context.major, stream,
                                     context.fault);
 #if PROVISION_HAVE_WGMMA
-    if (context.fault == FaultKind::hang)
-        if (cudaError_t status = launch_spin_forever(stream); status != cudaSuccess) return status;
-    return static_cast<cudaError_t>(launch_attention_bf16_wgmma(b.q.get(), b.k.get(), b.v.get(), b.o.get(), problem,
-                                                                stream, context.fault == FaultKind::wrong_result));
+    return launch_attention_bf16_wgmma(b.q.get(), b.k.get(), b.v.get(), b.o.get(), problem, stream, context.fault);
 #else
     return cudaErrorNotSupported;
 #endif

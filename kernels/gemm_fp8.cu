@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "fp8_dispatch.h"
 #include "kernel_launchers.h"
 #include "mma_primitives.cuh"
 
@@ -85,8 +86,8 @@ __device__ __forceinline__ void mma_16x8x32_fp8(float (&d)[4], const std::uint32
 template <Fp8Format A, Fp8Format B>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_fp8_kernel(const std::uint8_t* a, const std::uint8_t* b, float* c, int m, int n, int k, float scale,
-                    Fault fault) {
-    if (fault == Fault::hang) spin_forever();
+                    FaultKind fault) {
+    if (fault == FaultKind::hang) spin_forever();
     extern __shared__ __align__(128) std::uint8_t shared[];
     const int tid = threadIdx.x;
     const int warp = tid / 32;
@@ -164,7 +165,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 if (row >= m) continue;
                 float first = acc[mt][nt][2 * half] * scale;
                 float second = acc[mt][nt][2 * half + 1] * scale;
-                if (fault == Fault::wrong_result && row == 0) {
+                if (fault == FaultKind::wrong_result && row == 0) {
                     first = -first - 1.f;
                     second = -second - 1.f;
                 }
@@ -178,29 +179,21 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
 }
 
-template <Fp8Format A, Fp8Format B>
-cudaError_t launch_formats(const std::uint8_t* a, const std::uint8_t* b, float* c, int m, int n, int k, float scale,
-                           cudaStream_t stream, FaultKind fault) {
-    const auto kernel = gemm_fp8_kernel<A, B>;
-    if (cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
-        status != cudaSuccess)
-        return status;
-    const dim3 grid((n + kBlockN - 1) / kBlockN, (m + kBlockM - 1) / kBlockM);
-    kernel<<<grid, kThreads, kSharedBytes, stream>>>(a, b, c, m, n, k, scale, static_cast<Fault>(fault));
-    return cudaGetLastError();
-}
-
 }  // namespace
 
 cudaError_t launch_gemm_fp8(Fp8Format a_format, Fp8Format b_format, const std::uint8_t* a, const std::uint8_t* b,
                             float* c, int m, int n, int k, float scale, cudaStream_t stream, FaultKind fault) {
     if (m < 1 || n < 1 || k < 16 || k % 16 != 0 || m > 65535 * kBlockM) return cudaErrorInvalidValue;
-    const bool a_e4m3 = a_format == Fp8Format::e4m3, b_e4m3 = b_format == Fp8Format::e4m3;
-    if (a_e4m3 && b_e4m3)
-        return launch_formats<Fp8Format::e4m3, Fp8Format::e4m3>(a, b, c, m, n, k, scale, stream, fault);
-    if (a_e4m3) return launch_formats<Fp8Format::e4m3, Fp8Format::e5m2>(a, b, c, m, n, k, scale, stream, fault);
-    if (b_e4m3) return launch_formats<Fp8Format::e5m2, Fp8Format::e4m3>(a, b, c, m, n, k, scale, stream, fault);
-    return launch_formats<Fp8Format::e5m2, Fp8Format::e5m2>(a, b, c, m, n, k, scale, stream, fault);
+    return with_fp8_formats(a_format, b_format, [&](auto a_tag, auto b_tag) {
+        const auto kernel = gemm_fp8_kernel<decltype(a_tag)::value, decltype(b_tag)::value>;
+        if (cudaError_t status =
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
+            status != cudaSuccess)
+            return status;
+        const dim3 grid((n + kBlockN - 1) / kBlockN, (m + kBlockM - 1) / kBlockM);
+        kernel<<<grid, kThreads, kSharedBytes, stream>>>(a, b, c, m, n, k, scale, fault);
+        return cudaGetLastError();
+    });
 }
 
 }  // namespace provision::kernels::detail

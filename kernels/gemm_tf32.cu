@@ -61,8 +61,8 @@ __device__ __forceinline__ void load_tile(float* shared, const float* global, in
 // Built for sm_75 too, where the TF32 mma traps: the host never launches it there.
 template <typename Tiles>
 __global__ void __launch_bounds__(Tiles::kThreads) gemm_tf32_kernel(const float* a, const float* b, float* c, int m,
-                                                                    int n, int k, Fault fault) {
-    if (fault == Fault::hang) spin_forever();
+                                                                    int n, int k, FaultKind fault) {
+    if (fault == FaultKind::hang) spin_forever();
     extern __shared__ __align__(16) float shared[];
     const int tid = threadIdx.x;
     const int warp = tid / 32;
@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(Tiles::kThreads) gemm_tf32_kernel(const float*
                 if (row >= m) continue;
                 float first = acc[mt][nt][2 * half];
                 const float second = acc[mt][nt][2 * half + 1];
-                if (fault == Fault::wrong_result && row == 0 && col == 0) first += 64.f;
+                if (fault == FaultKind::wrong_result && row == 0 && col == 0) first += 64.f;
                 float* out = c + static_cast<size_t>(row) * n + col;
                 if (col + 1 < n && n % 2 == 0) {
                     *reinterpret_cast<float2*>(out) = make_float2(first, second);
@@ -157,7 +157,7 @@ cudaError_t launch_tiles(const float* a, const float* b, float* c, int m, int n,
         status != cudaSuccess)
         return status;
     const dim3 grid((n + Tiles::kBlockN - 1) / Tiles::kBlockN, (m + Tiles::kBlockM - 1) / Tiles::kBlockM);
-    kernel<<<grid, Tiles::kThreads, Tiles::kSharedBytes, stream>>>(a, b, c, m, n, k, static_cast<Fault>(fault));
+    kernel<<<grid, Tiles::kThreads, Tiles::kSharedBytes, stream>>>(a, b, c, m, n, k, fault);
     return cudaGetLastError();
 }
 
@@ -198,7 +198,7 @@ cudaError_t launch_gemm_tf32(const float* a, const float* b, float* c, int m, in
             status != cudaSuccess)
             return status;
         // Hopper: the warpgroup kernel, about 2x the mma.sync one at 8192^3
-        // (bench/wgmma_dev/NOTES-gemm-tf32.md); its copy engine needs
+        // (docs/KERNELS.md, the wgmma TF32 GEMM); its copy engine needs
         // 16-byte aligned operands.
         if (std::string_view(gemm_tf32_path(major, minor)) == "wgmma" && aligned16(a) && aligned16(b))
             return launch_wgmma(a, b, c, m, n, k, stream, fault);

@@ -7,14 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "attention_wgmma.h"
+#include "attention_problem.h"
+#include "fault_kind.h"
 #include "fp8_codes.h"
 #include "numeric_formats.h"
 
 namespace provision::kernels::detail {
-
-// Matches the device-side Fault enum in mma_primitives.cuh.
-enum class FaultKind : int { none = 0, wrong_result = 1, hang = 2 };
 
 // Tile shapes of the mma.sync attention kernel: 4 or 8 warps of 16 query
 // rows each, 64-key tiles, single- or double-buffered K/V.  `automatic`
@@ -32,6 +30,19 @@ enum class GemmTiling { automatic, block128x128_warps8, block128x128_warps4, blo
 cudaError_t launch_attention_mma(ElementType type, const void* q, const void* k, const void* v, void* o,
                                  const AttentionProblem& problem, int compute_major, cudaStream_t stream,
                                  FaultKind fault, AttentionTiling tiling = AttentionTiling::automatic);
+
+// Whether the wgmma attention's two consumer warpgroups take turns on the
+// tensor cores: `automatic` does when causal or seq_len >= 8192
+// (docs/KERNELS.md); the others exist for tuning.
+enum class AttentionTurns { automatic, plain, pingpong };
+
+// The fused attention forward for bf16 through Hopper's warpgroup
+// instructions (wgmma, TMA): built for sm_90a only, cudaErrorNotSupported on
+// other devices.  Shapes as launch_attention_mma; q, k, v, o 16-byte
+// aligned, batch * heads at most 65535.
+cudaError_t launch_attention_bf16_wgmma(const void* q, const void* k, const void* v, void* o,
+                                        const AttentionProblem& problem, cudaStream_t stream, FaultKind fault,
+                                        AttentionTurns turns = AttentionTurns::automatic);
 
 // The simple reference: one warp per query row, two passes over the keys,
 // fp32 arithmetic.  With input_precision, every intermediate the plain
@@ -55,7 +66,7 @@ const char* gemm_tf32_path(int major, int minor);
 // truncate them, which misses the check's bound): nobody (a tuning aid),
 // three producer warps or the two consumer warpgroups in shared memory, or
 // an elementwise pass into scratch copies before the GEMM (the fastest:
-// bench/wgmma_dev/NOTES-gemm-tf32.md).
+// docs/KERNELS.md, the wgmma TF32 GEMM).
 enum class GemmRounding { none, producer, consumer, prepass };
 
 // The same product through Hopper's warpgroup instructions (wgmma, TMA):

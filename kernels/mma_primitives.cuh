@@ -12,9 +12,6 @@
 
 namespace provision::kernels::detail {
 
-// Kernel-side fault injection, set from CheckOptions::fault (test-only).
-enum class Fault : int { none = 0, wrong_result = 1, hang = 2 };
-
 // A planted hang: spins forever with a side effect the compiler must keep.
 __device__ __forceinline__ void spin_forever() {
     for (;;) asm volatile("nanosleep.u32 1000000;");

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "attention_wgmma.h"
+#include "attention_problem.h"
 
 namespace provision::kernels {
 

@@ -37,4 +37,12 @@ cudaError_t encode_tensor_map_sw128(CUtensorMap* map, CUtensorMapDataType type, 
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+cudaError_t encode_matrix_sw128(CUtensorMap* map, CUtensorMapDataType type, int element_bytes, const void* data,
+                                int rows, int cols, int box_cols, int box_rows) {
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * static_cast<cuuint64_t>(element_bytes)};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
+    return encode_tensor_map_sw128(map, type, 2, data, dims, strides, box);
+}
+
 }  // namespace provision::kernels::detail

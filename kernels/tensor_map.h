@@ -19,4 +19,9 @@ namespace provision::kernels::detail {
 cudaError_t encode_tensor_map_sw128(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, const void* data,
                                     const cuuint64_t* dims, const cuuint64_t* byte_strides, const cuuint32_t* box);
 
+// The same for a row-major [rows, cols] matrix of `element_bytes` elements
+// (the GEMMs' operands, K contiguous), in boxes of box_cols x box_rows.
+cudaError_t encode_matrix_sw128(CUtensorMap* map, CUtensorMapDataType type, int element_bytes, const void* data,
+                                int rows, int cols, int box_cols, int box_rows);
+
 }  // namespace provision::kernels::detail
