@@ -208,8 +208,8 @@ void settle_settings(const provision::GivenFlags& flags, const std::map<std::str
 // Error(usage) on bad input.  Returns false when --help, --version or
 // --print-recipes was answered.
 bool parse(int argc, char** argv, provision::Options& options) {
-    options.environment = provision::environment_snapshot();
-    const auto& env = options.environment;
+    options.process_environment = provision::environment_snapshot();
+    const auto& env = options.process_environment;
     CLI::App app{"Detects the GPUs, selects an attention mechanism from TOML recipes, validates it on the GPU,\n"
                  "writes the env settings, then (with -- COMMAND) execs the workload.",
                  "provision"};

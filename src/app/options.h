@@ -46,7 +46,7 @@ struct Options {
     std::vector<std::string> command;        // after "--"
     // The process environment, read-only, for the names recipes and NCCL
     // choose (a workload's own variables); settings are the fields above.
-    std::map<std::string, std::string> environment;
+    std::map<std::string, std::string> process_environment;
 };
 
 std::map<std::string, std::string> environment_snapshot();

@@ -218,10 +218,10 @@ RunFacts settle(const Options& options, const RecipeSet& recipes, const Workload
     report.notes.insert(report.notes.end(), report.formats.notes.begin(), report.formats.notes.end());
     if (!facts.mechanism_chosen) return facts;
     report.env =
-        build_env_settings(report.inventory, recipes, workload, decision, report.formats, options.environment);
+        build_env_settings(report.inventory, recipes, workload, decision, report.formats, options.process_environment);
     add_pod_settings(report.pod, report.env);
     for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
-    check_sensitive_settings(report.env, options.environment, report.notes);
+    check_sensitive_settings(report.env, options.process_environment, report.notes);
     report.appended_arguments =
         workload_arguments(workload, decision.mechanism, report.formats.dtype.value, options.command);
     // --validate=full: a GPU well below its model's throughput serves, degraded.
@@ -247,7 +247,7 @@ NcclPaths nccl_paths_for(const std::optional<NcclLibrary>& nccl, const Inventory
 // Where /sys is: in test builds PROVISION_TEST_SYSFS may stand in for it.
 std::string sysfs_root(const Options& options) {
     if constexpr (kFaultInjection) {
-        if (const auto it = options.environment.find("PROVISION_TEST_SYSFS"); it != options.environment.end())
+        if (const auto it = options.process_environment.find("PROVISION_TEST_SYSFS"); it != options.process_environment.end())
             return it->second;
     }
     return "/sys";
@@ -268,7 +268,7 @@ Plan plan_run(const Options& options, ProofMemory* proofs) {
     clock.mark(Phase::recipes);
 
     report.python = find_workload_python({options.python, options.python_option_name, options.site_packages,
-                                          recipes.site_packages, options.command, options.environment});
+                                          recipes.site_packages, options.command, options.process_environment});
     report.notes.insert(report.notes.end(), report.python.notes.begin(), report.python.notes.end());
     PackageIndex packages = read_packages(report.python.site_packages, report.notes);
     reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
@@ -281,10 +281,10 @@ Plan plan_run(const Options& options, ProofMemory* proofs) {
     const auto health = evaluate_health(report.inventory, recipes.policy);
     report.findings.insert(report.findings.begin(), health.begin(), health.end());
     validation.follow(report.inventory);
-    nccl.paths = nccl_paths_for(nccl.library, report.inventory, options.environment);
+    nccl.paths = nccl_paths_for(nccl.library, report.inventory, options.process_environment);
     clock.mark(Phase::detection);
 
-    const auto override_request = read_override(options.overrides, options.environment, workload, recipes);
+    const auto override_request = read_override(options.overrides, options.process_environment, workload, recipes);
     judge_native_code(options, recipes, workload, torch, override_request, packages, report);
     clock.mark(Phase::compiled_code);
 
@@ -295,7 +295,7 @@ Plan plan_run(const Options& options, ProofMemory* proofs) {
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
     report.formats = decide_formats(report.inventory, recipes, workload, report.decision.mechanism, packages,
                                     verdicts, options.overrides);
-    report.pod = assess_pod(report.inventory, recipes, workload, copies, nccl, options.environment, sysfs_root(options));
+    report.pod = assess_pod(report.inventory, recipes, workload, copies, nccl, options.process_environment, sysfs_root(options));
     report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
 
     const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, report));

@@ -23,9 +23,9 @@ ValidationOptions validation_options(const Options& options) {
     validation.timeout_s = options.validate_timeout_s;
     validation.cuda_library = options.detect.cuda_library;
     if constexpr (kFaultInjection) {
-        if (const auto it = options.environment.find("PROVISION_TEST_FAULT"); it != options.environment.end())
+        if (const auto it = options.process_environment.find("PROVISION_TEST_FAULT"); it != options.process_environment.end())
             validation.fault = it->second;
-        if (const auto it = options.environment.find("PROVISION_TEST_WORKER"); it != options.environment.end())
+        if (const auto it = options.process_environment.find("PROVISION_TEST_WORKER"); it != options.process_environment.end())
             validation.simulate = it->second == "simulate";
     }
     return validation;
@@ -36,7 +36,7 @@ ValidationOptions validation_options(const Options& options) {
 // fake driver's machine, not this one's).
 std::string device_folder(const Options& options, bool simulate) {
     if constexpr (kFaultInjection) {
-        if (const auto it = options.environment.find("PROVISION_TEST_DEV"); it != options.environment.end())
+        if (const auto it = options.process_environment.find("PROVISION_TEST_DEV"); it != options.process_environment.end())
             return it->second;
         if (simulate) return {};
     }

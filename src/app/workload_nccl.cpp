@@ -23,7 +23,7 @@ std::optional<NcclLibrary> find_workload_nccl(const Options& options, const std:
     search.ld_library_path = options.library_path;
     search.default_folders = native::default_loader_folders();
     if constexpr (kFaultInjection) {
-        if (const auto it = options.environment.find("PROVISION_TEST_SYSTEM_LIBRARIES"); it != options.environment.end()) {
+        if (const auto it = options.process_environment.find("PROVISION_TEST_SYSTEM_LIBRARIES"); it != options.process_environment.end()) {
             search.ld_so_conf_dir.clear();
             search.default_folders.clear();
             for (const auto& folder : native::split(it->second, ':'))
