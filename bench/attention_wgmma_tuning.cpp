@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cuda_support.h"
+#include "driver_support.h"
 #include "kernel_launchers.h"
 #include "numeric_formats.h"
 #include "tolerance.h"
@@ -134,16 +135,7 @@ double median_ms(AttentionTurns turns, const AttentionProblem& p, Tensors (&sets
                                                FaultKind::none, turns),
                    "wgmma attention launch");
     };
-    for (int i = 0; i < 3; ++i) launch(i);
-    std::vector<double> times;
-    EventTimer timer;
-    for (int i = 0; i < runs; ++i) {
-        timer.start(stream.get());
-        launch(i);
-        timer.stop(stream.get());
-        times.push_back(timer.elapsed_ms());
-    }
-    std::sort(times.begin(), times.end());
+    const std::vector<double> times = provision::bench::time_launches(stream, 3, runs, launch);
     return times[times.size() / 2];
 }
 
@@ -173,21 +165,11 @@ int bench(const std::vector<int>& lengths, const Stream& stream) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string mode = argc > 1 ? argv[1] : "test";
-    try {
-        check_cuda(cudaSetDevice(0), "cudaSetDevice");
-        Stream stream;
-        if (mode == "test") return test(stream);
-        if (mode == "bench") {
+    return provision::bench::driver_main(
+        argc, argv, "test | bench [SEQ_LEN...]", test, [](const Stream& stream, const std::vector<std::string>& args) {
             std::vector<int> lengths{2048, 4096, 8192, 16384};
-            if (argc > 2) lengths.clear();
-            for (int i = 2; i < argc; ++i) lengths.push_back(std::atoi(argv[i]));
+            if (!args.empty()) lengths.clear();
+            for (const std::string& arg : args) lengths.push_back(std::atoi(arg.c_str()));
             return bench(lengths, stream);
-        }
-    } catch (const CudaFailure& failure) {
-        fmt::print(stderr, "attention_wgmma_tuning: {}\n", describe_cuda_failure(failure, 0));
-        return 2;
-    }
-    fmt::print(stderr, "usage: attention_wgmma_tuning test | bench [SEQ_LEN...]\n");
-    return 2;
+        });
 }

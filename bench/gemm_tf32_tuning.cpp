@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cuda_support.h"
+#include "driver_support.h"
 #include "kernel_launchers.h"
 #include "numeric_formats.h"
 
@@ -224,16 +225,7 @@ int bench(int runs, const Stream& stream, const Cublas& cublas) {
                                stream.get()),
                            name(p));
             };
-            for (int i = 0; i < 3; ++i) launch(i);
-            std::vector<double> times;
-            EventTimer timer;
-            for (int i = 0; i < runs; ++i) {
-                timer.start(stream.get());
-                launch(i);
-                timer.stop(stream.get());
-                times.push_back(timer.elapsed_ms());
-            }
-            std::sort(times.begin(), times.end());
+            const std::vector<double> times = provision::bench::time_launches(stream, 3, runs, launch);
             const double median = times[times.size() / 2];
             if (p == Path::cublas) cublas_ms = median;
             fmt::print("| {}^3 | {} | {:.3f} | {:.3f} | {:.1f} | {:.2f} |\n", size, name(p), median, times.front(),
@@ -247,20 +239,9 @@ int bench(int runs, const Stream& stream, const Cublas& cublas) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string mode = argc > 1 ? argv[1] : "test";
-    try {
-        check_cuda(cudaSetDevice(0), "cudaSetDevice");
-        Stream stream;
-        Cublas cublas;
-        if (mode == "test") return test(stream, cublas);
-        if (mode == "bench") return bench(argc > 2 ? std::max(1, std::atoi(argv[2])) : 20, stream, cublas);
-    } catch (const CudaFailure& failure) {
-        fmt::print(stderr, "gemm_tf32_tuning: {}\n", describe_cuda_failure(failure, 0));
-        return 2;
-    } catch (const std::exception& failure) {
-        fmt::print(stderr, "gemm_tf32_tuning: {}\n", failure.what());
-        return 2;
-    }
-    fmt::print(stderr, "usage: gemm_tf32_tuning test | bench [RUNS]\n");
-    return 2;
+    return provision::bench::driver_main(
+        argc, argv, "test | bench [RUNS]", [](const Stream& stream) { return test(stream, Cublas()); },
+        [](const Stream& stream, const std::vector<std::string>& args) {
+            return bench(args.empty() ? 20 : std::max(1, std::atoi(args[0].c_str())), stream, Cublas());
+        });
 }
