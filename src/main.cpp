@@ -42,16 +42,15 @@ using provision::ExitCode;
 
 // What this binary carries: the recipes compiled in (a digest a folder of
 // recipes can be compared with) and the GPU targets of its kernels.
-std::string version_text(const std::map<std::string, std::string>& env) {
+std::string version_text(const std::string& builtin_recipes) {
     namespace kernels = provision::kernels;
     std::string text = fmt::format("provision {} ({})\n", PROVISION_VERSION,
                                    kernels::kernels_available() ? "with CUDA validation kernels"
                                                                 : "built without CUDA: validation unavailable");
     text += fmt::format("recipes: {} built in, digest {}", provision::embedded_recipes().size(),
                         provision::embedded_recipes_digest());
-    const auto replaced = env.find("PROVISION_BUILTIN_RECIPES");
-    if (replaced != env.end() && !replaced->second.empty())
-        text += fmt::format(" (replaced here by PROVISION_BUILTIN_RECIPES={})", replaced->second);
+    if (!builtin_recipes.empty())
+        text += fmt::format(" (replaced here by PROVISION_BUILTIN_RECIPES={})", builtin_recipes);
     text += fmt::format("\nkernels: {}",
                         kernels::kernels_available() ? kernels::kernel_architectures() : "none (built without CUDA)");
     return text;
@@ -214,8 +213,8 @@ bool parse(int argc, char** argv, provision::Options& options) {
                  "writes the env settings, then (with -- COMMAND) execs the workload.",
                  "provision"};
     app.footer(std::string(kExitCodes) + provision::environment_help());
-    app.set_version_flag("--version", version_text(env), "print the version, the built-in recipes' digest and "
-                                                         "the GPU targets of the kernels, then exit");
+    app.set_version_flag("--version", "",
+                         "print the version, the built-in recipes' digest and the GPU targets of the kernels, then exit");
     // Everything from the first argument that is not provision's own (or
     // from '--') is the COMMAND: `provision cmd --version` runs cmd --version.
     app.prefix_command();
@@ -232,7 +231,9 @@ bool parse(int argc, char** argv, provision::Options& options) {
         std::fputs(app.help().c_str(), stdout);
         return false;
     } catch (const CLI::CallForVersion&) {
-        std::puts(version_text(env).c_str());
+        // Answered whatever else is wrong: only the setting it shows is decoded.
+        provision::decode_setting("PROVISION_BUILTIN_RECIPES", {}, env, options);
+        std::puts(version_text(options.builtin_recipes).c_str());
         return false;
     } catch (const CLI::ParseError& error) {
         keep_outputs_of_refused_line(app, env, options);

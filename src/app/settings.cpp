@@ -221,6 +221,12 @@ void decode_settings(const GivenFlags& flags, const std::map<std::string, std::s
         if (!setting.names_output) decode(setting, flags, environment, options);
 }
 
+void decode_setting(std::string_view name, const GivenFlags& flags, const std::map<std::string, std::string>& environment,
+                    Options& options) {
+    for (const Setting& setting : kSettings)
+        if (setting.flag == name || setting.variable == name) decode(setting, flags, environment, options);
+}
+
 std::string flag_help(const Setting& setting) {
     if (setting.variable.empty()) return std::string(setting.help);
     if (setting.variable_form.empty()) return fmt::format("{} [env: {}]", setting.help, setting.variable);

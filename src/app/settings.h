@@ -60,6 +60,11 @@ bool setting_given(const Setting& setting, const GivenFlags& flags, const std::m
 void decode_outputs(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options);
 void decode_settings(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options);
 
+// One setting alone, named by its flag or its variable (for --version, which
+// is answered whatever else the settings hold).
+void decode_setting(std::string_view name, const GivenFlags& flags, const std::map<std::string, std::string>& environment,
+                    Options& options);
+
 // A flag's line in --help: its help, then "[env: VARIABLE, form]".
 std::string flag_help(const Setting& setting);
 
