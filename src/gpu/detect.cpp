@@ -164,7 +164,10 @@ Inventory detect_gpus(const DetectOptions& options) {
             return decision.wait_for(grace) != std::future_status::ready || decision.get();
         });
     });
-    auto nvml_future = start_probe([library = options.nvml_library] { return probe_nvml(library); });
+    auto nvml_future = start_probe([library = options.nvml_library,
+                                    workload = CudaEnvironment{options.cuda_visible_devices, options.cuda_device_order}] {
+        return probe_nvml(library, workload);
+    });
     const NvmlReport nvml = finish_probe(nvml_future, deadline, options.time_limit, "NVML");
     enumerate.set_value(why_libcuda_is_needed(nvml, {options.cuda_visible_devices, options.cuda_device_order})
                             .has_value());

@@ -15,7 +15,9 @@
 #include "core/shared_library.h"
 #include "gpu/cuda_api.h"
 #include "gpu/nvml_api.h"
+#include "gpu/nvml_stand_in.h"
 #include "gpu/nvml_topology.h"
+#include "gpu/visible_devices.h"
 
 namespace provision {
 
@@ -228,11 +230,6 @@ void read_health(const NvmlFunctions& nvml, nvml::Device device, unsigned index,
                                        return count;
                                    });
     if (health.other_processes.value_or(0) > 0) leave_out_own_workers(nvml, device, index, health, notes);
-    health.mig_mode = query(nvml.mig_mode, "nvmlDeviceGetMigMode", [&](nvml::Return& code) -> std::optional<bool> {
-        unsigned current = 0, pending = 0;
-        code = nvml.mig_mode(device, &current, &pending);
-        return current == nvml::feature_enabled;
-    });
     health.compute_mode = query(nvml.compute_mode, "nvmlDeviceGetComputeMode",
                                 [&](nvml::Return& code) -> std::optional<ComputeMode> {
                                     int mode = 0;
@@ -273,12 +270,35 @@ std::optional<DriverFault> read_gpu(const NvmlFunctions& nvml, unsigned index, N
         out.gpu.compute_capability = {major, minor};
         out.capability_known = true;
     }
-    read_health(nvml, device, index, out.gpu.health, notes);
+    // Whether NVML can stand in for libcuda depends on it, so it is read with the GPU's identity.
+    if (nvml.mig_mode) {
+        unsigned current = 0, pending = 0;
+        code = nvml.mig_mode(device, &current, &pending);
+        if (code == nvml::SUCCESS)
+            out.gpu.health.mig_mode = current == nvml::feature_enabled;
+        else if (code != nvml::ERROR_NOT_SUPPORTED && code != nvml::ERROR_FUNCTION_NOT_FOUND)
+            notes.push_back(fmt::format("NVML could not read a health signal of GPU {} (nvmlDeviceGetMigMode: {})",
+                                        index, nvml.describe(code)));
+    }
     out.mig_enabled = out.gpu.health.mig_mode.value_or(false);
     return std::nullopt;
 }
 
-void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, NvmlReport& report) {
+// The GPUs whose health and links are read: those the workload will see
+// where NVML's list is already its view, else every one.
+std::vector<bool> gpus_to_read(const NvmlReport& report, const CudaEnvironment& workload) {
+    std::vector<bool> wanted(report.gpus.size(), true);
+    if (!workload.visible_devices || why_libcuda_is_needed(report, workload)) return wanted;
+    std::vector<std::string> uuids;
+    for (const NvmlGpu& entry : report.gpus) uuids.push_back(entry.gpu.uuid);
+    std::fill(wanted.begin(), wanted.end(), false);
+    for (const std::size_t position : select_visible_devices(uuids, workload.visible_devices).positions)
+        wanted[position] = true;
+    return wanted;
+}
+
+void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, const CudaEnvironment& workload,
+                  NvmlReport& report) {
     char version[nvml::driver_version_buffer_size] = {};
     if (const auto code = nvml.driver_version(version, sizeof version); code == nvml::SUCCESS)
         report.driver_version = version;
@@ -308,8 +328,10 @@ void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, NvmlR
             failures[index] = read_gpu(nvml, index, entries[index], notes[index], devices[index]);
         });
     for (auto& reader : readers) reader.join();
+    readers.clear();
     for (unsigned index = 0; index < count; ++index) {
         report.notes.insert(report.notes.end(), notes[index].begin(), notes[index].end());
+        notes[index].clear();
         if (failures[index]) {
             entries[index].readable = false;
             devices[index] = nullptr;
@@ -318,6 +340,17 @@ void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, NvmlR
         }
         report.gpus.push_back(std::move(entries[index]));
     }
+    const std::vector<bool> wanted = gpus_to_read(report, workload);
+    for (unsigned index = 0; index < count; ++index) {
+        if (!wanted[index]) devices[index] = nullptr;  // hidden from the workload: no links read either
+        if (!devices[index]) continue;
+        readers.emplace_back([&, index] {
+            read_health(nvml, devices[index], index, report.gpus[index].gpu.health, notes[index]);
+        });
+    }
+    for (auto& reader : readers) reader.join();
+    for (unsigned index = 0; index < count; ++index)
+        report.notes.insert(report.notes.end(), notes[index].begin(), notes[index].end());
     read_nvml_topology(library, devices, report);
 }
 
@@ -351,7 +384,7 @@ void shutdown_in_background(nvml::ShutdownFn shutdown) {
 
 }  // namespace
 
-NvmlReport probe_nvml(const std::string& library_name) {
+NvmlReport probe_nvml(const std::string& library_name, const CudaEnvironment& workload) {
     // An earlier probe's shutdown ends first: init and shutdown never overlap.
     wait_for_nvml_shutdown(std::chrono::seconds(5));
     NvmlReport report;
@@ -380,7 +413,7 @@ NvmlReport probe_nvml(const std::string& library_name) {
         return report;
     }
     report.initialised = true;
-    read_machine(nvml, library, report);
+    read_machine(nvml, library, workload, report);
     // NVML stays loaded for the process (an unload leaks a descriptor of the
     // driver's each time, which --repeat would pile up), and its shutdown, a
     // few milliseconds, goes on beside the rest of the run.

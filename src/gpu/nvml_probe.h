@@ -35,11 +35,22 @@ struct NvmlReport {
     bool answered = false;
 };
 
+// The workload's view of the GPUs, as CUDA reads it.
+struct CudaEnvironment {
+    std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES
+    std::optional<std::string> device_order;     // CUDA_DEVICE_ORDER
+};
+
 // Never throws: every failure is a note in the report.  Health signals are
 // read with optional functions: one the driver lacks, or that answers
 // NVML_ERROR_NOT_SUPPORTED, leaves its signal empty.
+// Every GPU's name, UUID, memory, capability and MIG mode are read; its
+// health, links, PCIe and fabric only where the workload will see it, when
+// NVML can tell which GPUs those are (nvml_stand_in.h; otherwise every GPU's):
+// each GPU read costs dozens of driver calls, and the driver serialises them
+// with the validation workers' context creation.
 // NVML is shut down after the report is read, on a thread of its own.
-NvmlReport probe_nvml(const std::string& library);
+NvmlReport probe_nvml(const std::string& library, const CudaEnvironment& workload = {});
 
 // Waits, at most `limit`, until every NVML shutdown probe_nvml started has
 // ended: before the process exits or hands off to the workload.

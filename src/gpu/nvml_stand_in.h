@@ -23,11 +23,6 @@
 
 namespace provision {
 
-struct CudaEnvironment {
-    std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES
-    std::optional<std::string> device_order;     // CUDA_DEVICE_ORDER
-};
-
 // Why libcuda must enumerate the GPUs, or std::nullopt when NVML's report
 // is already the workload's view.
 std::optional<std::string> why_libcuda_is_needed(const NvmlReport& nvml, const CudaEnvironment& cuda);

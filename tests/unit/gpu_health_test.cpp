@@ -180,3 +180,52 @@ TEST_CASE("probe_nvml classes its failures as driver faults", "[gpu][health][fau
         CHECK(nvml_driver_faults(probe(write_machine(dir, ""))).empty());
     }
 }
+
+namespace {
+
+// Two GPUs named `first` and `second`; the first has three uncorrected ECC errors.
+std::string write_pair(const TempDir& dir, const std::string& first, const std::string& second) {
+    const std::string text =
+        "[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n\n"
+        "[[gpus]]\nname = \"" + first + "\"\ncompute_capability = \"9.0\"\nmemory_mib = 81559\n"
+        "uuid = \"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6\"\n[gpus.health]\nuncorrected_ecc_errors = 3\n\n"
+        "[[gpus]]\nname = \"" + second + "\"\ncompute_capability = \"9.0\"\nmemory_mib = 81559\n"
+        "uuid = \"GPU-1c2b8a4e-55aa-4a07-9b1e-3f5e8d2c7a10\"\n";
+    const std::string path = dir.file("pair.toml");
+    test_support::write_file(path, text);
+    return path;
+}
+
+NvmlReport probe_as(const std::string& machine, const CudaEnvironment& workload) {
+    setenv("PROVISION_FAKE_GPU_FIXTURE", machine.c_str(), 1);
+    NvmlReport report = probe_nvml(FAKE_NVML_LIBRARY, workload);
+    unsetenv("PROVISION_FAKE_GPU_FIXTURE");
+    REQUIRE(report.initialised);
+    REQUIRE(report.gpus.size() == 2);
+    return report;
+}
+
+}  // namespace
+
+TEST_CASE("probe_nvml reads the health of the GPUs the workload sees, and of every GPU where it cannot tell",
+          "[gpu][health]") {
+    TempDir dir;
+    const std::string one_model = write_pair(dir, "NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3");
+    // GPU 1 alone: GPU 0's health is not read, its identity is.
+    const NvmlReport second = probe_as(one_model, {std::string("1"), std::nullopt});
+    CHECK_FALSE(second.gpus[0].gpu.health.uncorrected_ecc_errors.has_value());
+    CHECK(second.gpus[0].gpu.uuid == "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6");
+    CHECK(second.gpus[0].gpu.health.mig_mode == std::optional<bool>(false));  // needed to know the view
+    CHECK(second.gpus[1].gpu.health.uncorrected_ecc_errors == std::optional<std::uint64_t>(0));
+    // By UUID prefix, and unset: the named GPU, and every GPU.
+    CHECK(probe_as(one_model, {std::string("GPU-8932"), std::nullopt}).gpus[0].gpu.health.uncorrected_ecc_errors ==
+          std::optional<std::uint64_t>(3));
+    const NvmlReport every = probe_as(one_model, {});
+    CHECK(every.gpus[0].gpu.health.uncorrected_ecc_errors == std::optional<std::uint64_t>(3));
+    CHECK(every.gpus[1].gpu.health.uncorrected_ecc_errors == std::optional<std::uint64_t>(0));
+    // GPUs of two models, named by index: CUDA's order may not be NVML's, so every GPU is read.
+    const NvmlReport mixed = probe_as(write_pair(dir, "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"),
+                                      {std::string("1"), std::nullopt});
+    CHECK(mixed.gpus[0].gpu.health.uncorrected_ecc_errors == std::optional<std::uint64_t>(3));
+    CHECK(mixed.gpus[1].gpu.health.uncorrected_ecc_errors == std::optional<std::uint64_t>(0));
+}
