@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "checks.h"
@@ -62,24 +63,53 @@ std::vector<float> decode(ElementType type, const std::vector<std::uint16_t>& bi
     return values;
 }
 
-// The inputs and outputs of one shape, on the device.
+std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// The inputs and outputs of one shape, placed in a device allocation that
+// holds every shape of the check: a cudaMalloc and a cudaFree a tensor
+// (the free waits for the whole device) cost more than the quick check's
+// small kernels, and the checks run beside one another.
 struct Buffers {
-    Buffers(ElementType type, const AttentionProblem& problem, int reference_pairs)
-        : q(elements_of(problem) * 2), k(elements_of(problem) * 2), v(elements_of(problem) * 2),
-          o(elements_of(problem) * 2),
-          reference(static_cast<std::size_t>(reference_pairs) * problem.seq_len * problem.head_dim * 4),
-          reference_low(reference.bytes()), type(type) {}
-    DeviceBuffer q, k, v, o, reference, reference_low;
+    static std::size_t bytes_for(const AttentionProblem& problem, int reference_pairs) {
+        return 4 * aligned(elements_of(problem) * 2) +
+               2 * aligned(static_cast<std::size_t>(reference_pairs) * problem.seq_len * problem.head_dim * 4);
+    }
+    Buffers(ElementType type, const AttentionProblem& problem, int reference_pairs, char* at)
+        : tensor_bytes(elements_of(problem) * 2),
+          reference_bytes(static_cast<std::size_t>(reference_pairs) * problem.seq_len * problem.head_dim * 4),
+          type(type) {
+        for (char** tensor : {&q, &k, &v, &o}) {
+            *tensor = at;
+            at += aligned(tensor_bytes);
+        }
+        reference = reinterpret_cast<float*>(at);
+        reference_low = reinterpret_cast<float*>(at + aligned(reference_bytes));
+    }
+    std::size_t tensor_bytes, reference_bytes;
     ElementType type;
+    char *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
+    float *reference = nullptr, *reference_low = nullptr;
 };
+
+void upload(char* device, const std::vector<std::uint16_t>& host, cudaStream_t stream) {
+    check_cuda(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(std::uint16_t), cudaMemcpyHostToDevice, stream),
+               "cudaMemcpyAsync (to the device)");
+}
+
+template <typename T>
+std::vector<T> download(const void* device, std::size_t bytes, cudaStream_t stream) {
+    std::vector<T> host(bytes / sizeof(T));
+    check_cuda(cudaMemcpyAsync(host.data(), device, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    return host;
+}
 
 cudaError_t launch_kernel(const CheckContext& context, ElementType type, AttentionKernel kernel, const Buffers& b,
                           const AttentionProblem& problem, cudaStream_t stream) {
     if (kernel == AttentionKernel::mma)
-        return launch_attention_mma(type, b.q.get(), b.k.get(), b.v.get(), b.o.get(), problem, context.major, stream,
-                                    context.fault);
+        return launch_attention_mma(type, b.q, b.k, b.v, b.o, problem, context.major, stream, context.fault);
 #if PROVISION_HAVE_WGMMA
-    return launch_attention_bf16_wgmma(b.q.get(), b.k.get(), b.v.get(), b.o.get(), problem, stream, context.fault);
+    return launch_attention_bf16_wgmma(b.q, b.k, b.v, b.o, problem, stream, context.fault);
 #else
     return cudaErrorNotSupported;
 #endif
@@ -126,38 +156,37 @@ Verdict judge(const AttentionProblem& problem, ElementType type, const std::vect
 // The benchmark's large inputs are drawn on the GPU (seconds on the host).
 void fill_inputs(const Buffers& b, const AttentionProblem& problem, std::uint64_t seed, int shape, cudaStream_t stream) {
     const std::size_t n = elements_of(problem);
-    check_cuda(launch_fill_normal(b.type, b.q.get(), n, seed_for(seed, shape, 0), stream), "fill q");
-    check_cuda(launch_fill_normal(b.type, b.k.get(), n, seed_for(seed, shape, 1), stream), "fill k");
-    check_cuda(launch_fill_normal(b.type, b.v.get(), n, seed_for(seed, shape, 2), stream), "fill v");
+    check_cuda(launch_fill_normal(b.type, b.q, n, seed_for(seed, shape, 0), stream), "fill q");
+    check_cuda(launch_fill_normal(b.type, b.k, n, seed_for(seed, shape, 1), stream), "fill k");
+    check_cuda(launch_fill_normal(b.type, b.v, n, seed_for(seed, shape, 2), stream), "fill v");
 }
 
 void run_references(const Buffers& b, const AttentionProblem& problem, int pairs, cudaStream_t stream) {
-    check_cuda(launch_attention_reference(b.type, false, b.q.get(), b.k.get(), b.v.get(), b.reference.as<float>(),
-                                          problem, pairs, stream),
+    check_cuda(launch_attention_reference(b.type, false, b.q, b.k, b.v, b.reference, problem, pairs, stream),
                "attention reference (fp32)");
-    check_cuda(launch_attention_reference(b.type, true, b.q.get(), b.k.get(), b.v.get(), b.reference_low.as<float>(),
-                                          problem, pairs, stream),
+    check_cuda(launch_attention_reference(b.type, true, b.q, b.k, b.v, b.reference_low, problem, pairs, stream),
                "attention reference (input precision)");
 }
 
-Verdict run_shape(const CheckContext& context, ElementType type, AttentionKernel kernel,
-                  const AttentionShapeInputs& shape, const Stream& stream, double& kernel_ms) {
-    const AttentionProblem& problem = shape.problem;
-    const int pairs = problem.batch * problem.heads;
-    Buffers b(type, problem, pairs);
-    b.q.upload(shape.q, stream.get());
-    b.k.upload(shape.k, stream.get());
-    b.v.upload(shape.v, stream.get());
-    b.o.poison(stream.get());
-    run_references(b, problem, pairs, stream.get());
-    EventTimer timer;
+// Puts one shape's work on the stream: its inputs, both references and the
+// kernel between `timer`'s events.  Nothing waits for it here.
+void enqueue_shape(const CheckContext& context, AttentionKernel kernel, const AttentionShapeInputs& shape,
+                   const Buffers& b, const Stream& stream, EventTimer& timer) {
+    upload(b.q, shape.q, stream.get());
+    upload(b.k, shape.k, stream.get());
+    upload(b.v, shape.v, stream.get());
+    // Poisoned (0xFF: NaN in fp16 and bf16), so that an element the kernel never writes is seen.
+    check_cuda(cudaMemsetAsync(b.o, 0xFF, b.tensor_bytes, stream.get()), "cudaMemsetAsync");
+    run_references(b, shape.problem, shape.problem.batch * shape.problem.heads, stream.get());
     timer.start(stream.get());
-    check_cuda(launch_kernel(context, type, kernel, b, problem, stream.get()), "attention kernel launch");
+    check_cuda(launch_kernel(context, b.type, kernel, b, shape.problem, stream.get()), "attention kernel launch");
     timer.stop(stream.get());
-    stream.synchronize("attention kernel");
-    kernel_ms += timer.elapsed_ms();
-    return judge(problem, type, b.o.download<std::uint16_t>(stream.get()), b.reference.download<float>(stream.get()),
-                 b.reference_low.download<float>(stream.get()), shape.reference64);
+}
+
+Verdict judge_shape(const AttentionShapeInputs& shape, const Buffers& b, const Stream& stream) {
+    return judge(shape.problem, b.type, download<std::uint16_t>(b.o, b.tensor_bytes, stream.get()),
+                 download<float>(b.reference, b.reference_bytes, stream.get()),
+                 download<float>(b.reference_low, b.reference_bytes, stream.get()), shape.reference64);
 }
 
 double median(std::vector<double> values) {
@@ -175,9 +204,10 @@ struct Throughput {
 Throughput benchmark(const CheckContext& context, ElementType type, AttentionKernel kernel,
                      const AttentionProblem& problem, const Stream& stream, Verdict& verdict) {
     constexpr int kWarmups = 2, kRuns = 10;
-    Buffers b(type, problem, 1);
+    DeviceBuffer memory(Buffers::bytes_for(problem, 1));
+    const Buffers b(type, problem, 1, memory.as<char>());
     fill_inputs(b, problem, context.seed, 99, stream.get());
-    b.o.poison(stream.get());
+    check_cuda(cudaMemsetAsync(b.o, 0xFF, b.tensor_bytes, stream.get()), "cudaMemsetAsync");
     run_references(b, problem, 1, stream.get());
     for (int i = 0; i < kWarmups; ++i)
         check_cuda(launch_kernel(context, type, kernel, b, problem, stream.get()), "attention kernel launch");
@@ -190,8 +220,9 @@ Throughput benchmark(const CheckContext& context, ElementType type, AttentionKer
         times.push_back(timer.elapsed_ms());
     }
     stream.synchronize("attention kernel");
-    verdict = judge(problem, type, b.o.download<std::uint16_t>(stream.get()), b.reference.download<float>(stream.get()),
-                    b.reference_low.download<float>(stream.get()), {});
+    verdict = judge(problem, type, download<std::uint16_t>(b.o, b.tensor_bytes, stream.get()),
+                    download<float>(b.reference, b.reference_bytes, stream.get()),
+                    download<float>(b.reference_low, b.reference_bytes, stream.get()), {});
     Throughput result;
     result.ms = median(times);
     const double flops = 4.0 * problem.batch * problem.heads * static_cast<double>(problem.seq_len) *
@@ -227,9 +258,27 @@ CheckResult run_attention_check(const CheckContext& context, AttentionKernel ker
     CheckResult result;
     Stream stream;
     const ElementType type = inputs.type;
-    std::vector<Verdict> verdicts;
+    // Every shape's work first, then one wait, then the judgements.
+    std::size_t bytes = 0;
     for (const auto& shape : inputs.shapes)
-        verdicts.push_back(run_shape(context, type, kernel, shape, stream, result.ms));
+        bytes += Buffers::bytes_for(shape.problem, shape.problem.batch * shape.problem.heads);
+    DeviceBuffer memory(bytes);
+    std::vector<Buffers> placed;
+    std::vector<std::unique_ptr<EventTimer>> timers;
+    char* at = memory.as<char>();
+    for (const auto& shape : inputs.shapes) {
+        const int pairs = shape.problem.batch * shape.problem.heads;
+        placed.emplace_back(type, shape.problem, pairs, at);
+        at += Buffers::bytes_for(shape.problem, pairs);
+        timers.push_back(std::make_unique<EventTimer>());
+        enqueue_shape(context, kernel, shape, placed.back(), stream, *timers.back());
+    }
+    stream.synchronize("attention kernel");
+    std::vector<Verdict> verdicts;
+    for (std::size_t i = 0; i < inputs.shapes.size(); ++i) {
+        result.ms += timers[i]->elapsed_ms();
+        verdicts.push_back(judge_shape(inputs.shapes[i], placed[i], stream));
+    }
 
     std::string benchmark_note;
     if (context.full) {
