@@ -13,6 +13,12 @@
 //   sequential  one process, the GPUs opened one after another
 //   processes   one process per GPU (CUDA_VISIBLE_DEVICES set to that GPU),
 //               all started together
+//   threads-and-far
+//               one process as in threads, and beside it a second that opens
+//               every GPU but the first the same way: the far side of the
+//               pair checks, which must be another process (a cuMem import
+//               needs a context in the importing process), opening its GPUs
+//               at the same time
 // --parent-cuinit adds a cuInit over every GPU in the timed process beside
 // the children, as a parent that asks CUDA for its device order would.
 //
@@ -175,12 +181,12 @@ int main(int argc, char** argv) {
         } else if (arg == "--parent-cuinit") {
             parent_cuinit = true;
         } else {
-            std::fprintf(stderr, "usage: startup_floor [--layout threads|sequential|processes] [--no-nvml] "
-                                 "[--parent-cuinit]\n");
+            std::fprintf(stderr, "usage: startup_floor [--layout threads|sequential|processes|threads-and-far] "
+                                 "[--no-nvml] [--parent-cuinit]\n");
             return 2;
         }
     }
-    if (layout != "threads" && layout != "sequential" && layout != "processes") {
+    if (layout != "threads" && layout != "sequential" && layout != "processes" && layout != "threads-and-far") {
         std::fprintf(stderr, "startup_floor: unknown layout '%s'\n", layout.c_str());
         return 2;
     }
@@ -193,6 +199,12 @@ int main(int argc, char** argv) {
     } else {
         const bool sequential = layout == "sequential";
         children.push_back(start_child("", [sequential](int out) { open_gpus(out, sequential, ""); }));
+    }
+    if (layout == "threads-and-far") {
+        const std::vector<std::string> entries = visible_entries();
+        std::string far;
+        for (std::size_t i = 1; i < entries.size(); ++i) far += (far.empty() ? "" : ",") + entries[i];
+        if (!far.empty()) children.push_back(start_child(far, [](int out) { open_gpus(out, false, "far_"); }));
     }
     double nvml_ms = -1, parent_cuinit_ms = -1;
     std::thread names([&] { nvml_ms = nvml ? nvml_names() : -1; });
