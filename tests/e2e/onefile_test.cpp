@@ -50,6 +50,10 @@ TEST_CASE("--version names the built-in recipes by digest and the kernels' GPU t
 
     const auto replaced = e2e::provision({"--version"}, {{"PROVISION_BUILTIN_RECIPES", "/srv/recipes"}});
     CHECK_THAT(replaced.out, Catch::Contains("(replaced here by PROVISION_BUILTIN_RECIPES=/srv/recipes)"));
+    // Answered whatever else the settings hold: a bad value elsewhere is no reason to withhold it.
+    const auto despite = e2e::provision({"--version"}, {{"PROVISION_FORCE", "sure"}, {"PROVISION_DETECT_TIMEOUT", "soon"}});
+    CHECK(despite.exit_code == 0);
+    CHECK_THAT(despite.out, Catch::Contains("recipes: "));
 }
 
 TEST_CASE("the binary copied alone into an empty folder selects, reports and writes the env file") {
