@@ -8,6 +8,7 @@
 #include "core/setting_values.h"
 #include "core/states.h"
 #include "core/text.h"
+#include "native/loader_folders.h"
 #include "net/location_list.h"
 #include "net/report_post.h"
 #include "workload_env/env_file.h"
@@ -20,16 +21,8 @@ constexpr double kMaxRepeatSeconds = 86400;
 
 // PATH-like: items between colons, empty ones dropped.
 std::vector<std::string> split_colons(const std::string& text) {
-    std::vector<std::string> parts;
-    std::string part;
-    for (const char c : text + ":") {
-        if (c != ':') {
-            part += c;
-        } else if (!part.empty()) {
-            parts.push_back(part);
-            part.clear();
-        }
-    }
+    std::vector<std::string> parts = native::split(text, ':');
+    std::erase_if(parts, [](const std::string& part) { return part.empty(); });
     return parts;
 }
 
