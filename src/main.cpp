@@ -139,6 +139,19 @@ std::string source_of(const provision::GivenFlags& flags, const char* flag, cons
     return flags.count(flag) > 0 ? flag : variable;
 }
 
+// Outputs that cannot be written as asked: nothing is published to them
+// either (the labels and metrics of the refused run would land in the wrong
+// file), and the usage error is thrown.
+void check_outputs_or_publish_none(const std::vector<provision::OutputPath>& outputs, provision::Options& options) {
+    try {
+        provision::check_output_paths(outputs);
+    } catch (const provision::Error&) {
+        options.publish.node_labels.clear();
+        options.publish.metrics.clear();
+        throw;
+    }
+}
+
 // The files a run writes must be different regular files (or the discarded
 // env file); otherwise a usage error that writes nothing, the labels and
 // metrics included.  --check and --repeat write the env file only where asked.
@@ -155,13 +168,7 @@ void check_outputs(const provision::GivenFlags& flags, const std::map<std::strin
         outputs.push_back({options.publish.node_labels, source_of(flags, "--node-labels", "PROVISION_NODE_LABELS")});
     if (!options.publish.metrics.empty())
         outputs.push_back({options.publish.metrics, source_of(flags, "--metrics", "PROVISION_METRICS")});
-    try {
-        provision::check_output_paths(outputs);
-    } catch (const provision::Error&) {
-        options.publish.node_labels.clear();
-        options.publish.metrics.clear();
-        throw;
-    }
+    check_outputs_or_publish_none(outputs, options);
 }
 
 // A command line CLI11 refused still replaces what an earlier run published,
@@ -178,10 +185,9 @@ void keep_outputs_of_refused_line(const CLI::App& app, const std::map<std::strin
         if (!target->empty() && *target != provision::kDiscardedEnvFile) outputs.push_back({*target, flag});
     }
     try {
-        provision::check_output_paths(outputs);
+        check_outputs_or_publish_none(outputs, options);
     } catch (const provision::Error&) {
-        options.publish.node_labels.clear();
-        options.publish.metrics.clear();
+        // The refused command line is the error to report.
     }
 }
 
