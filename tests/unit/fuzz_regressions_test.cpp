@@ -20,6 +20,7 @@
 #include "fuzz/metadata_target.h"
 #include "fuzz/package_files_target.h"
 #include "fuzz/recipe_target.h"
+#include "fuzz/settings_target.h"
 #include "fuzz/version_target.h"
 #include "test_support.h"
 
@@ -112,4 +113,8 @@ TEST_CASE("the fuzz targets' checks can fail", "[fuzz]") {
     inconsistent.entries = 2;
     inconsistent.target_sets = {{{}, 1}};
     CHECK_THROWS_AS(fuzz::fatbin::check_summary(inconsistent), fuzz::BrokenInvariant);
+}
+
+TEST_CASE("fuzz inputs: settings", "[fuzz]") {
+    CHECK(run_all("fuzz_settings", fuzz::settings::one_input) >= 7);
 }
