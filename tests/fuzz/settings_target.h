@@ -49,7 +49,9 @@ inline void one_input(std::string_view input) {
     FUZZ_CHECK(!options.detect.nvml_library.empty() && !options.detect.cuda_library.empty());
     FUZZ_CHECK(!options.curl_library.empty());
     FUZZ_CHECK(!options.env_file.empty());
-    for (const auto& item : options.site_packages) FUZZ_CHECK(!item.empty());
+    // The variable's list drops empty items; the flag's values are taken as given.
+    if (flags.count("--site-packages") == 0)
+        for (const auto& item : options.site_packages) FUZZ_CHECK(!item.empty());
 }
 
 }  // namespace fuzz::settings
