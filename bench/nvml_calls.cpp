@@ -6,14 +6,19 @@
 //
 //   PROVISION_NVML_LIBRARY=build/bench/libnvml_calls.so provision --check --no-validate
 //
+// With NVML_CALLS_TIMELINE=1 it also prints every call in the order it
+// began (thread, start and end after load), to find the critical path.
+//
 // Every function forwarded takes only integers and pointers, so one shape of
 // wrapper (six integer registers, x86-64 System V) serves them all.
 #include <dlfcn.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -37,8 +42,15 @@ struct Span {
     int calls = 0;
 };
 
+struct Call {
+    std::string name;
+    unsigned long thread;
+    double start_ms, end_ms;
+};
+
 struct Ledger {
     std::mutex mutex;
+    std::vector<Call> calls;
     Clock::time_point loaded = Clock::now();
     std::map<std::string, Tally> functions;
     std::map<unsigned long, Span> threads;
@@ -53,6 +65,15 @@ struct Ledger {
         for (const auto& [thread, span] : threads)
             std::fprintf(stderr, "nvml_calls: thread %lx | %d calls | from %.3f to %.3f ms after load\n", thread,
                          span.calls, span.first_ms, span.last_ms);
+        if (const char* timeline = std::getenv("NVML_CALLS_TIMELINE"); timeline && *timeline == '1') {
+            std::map<unsigned long, int> thread_number;
+            for (const auto& [thread, span] : threads) thread_number.emplace(thread, static_cast<int>(thread_number.size()));
+            std::sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) { return a.start_ms < b.start_ms; });
+            for (const Call& call : calls)
+                std::fprintf(stderr, "nvml_calls: timeline | thread %d | %8.3f to %8.3f ms | %6.3f ms | %s\n",
+                             thread_number[call.thread], call.start_ms, call.end_ms, call.end_ms - call.start_ms,
+                             call.name.c_str());
+        }
     }
 };
 
@@ -91,6 +112,7 @@ int timed(const char* name, Forward& target, Word a, Word b, Word c, Word d, Wor
     if (span.first_ms < 0) span.first_ms = since_load(start);
     span.last_ms = since_load(end);
     ++span.calls;
+    book.calls.push_back({name, static_cast<unsigned long>(pthread_self()), since_load(start), since_load(end)});
     return status;
 }
 

@@ -63,53 +63,35 @@ std::vector<float> decode(ElementType type, const std::vector<std::uint16_t>& bi
     return values;
 }
 
-std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+std::size_t tensor_bytes_of(const AttentionProblem& problem) { return elements_of(problem) * 2; }
 
-// The inputs and outputs of one shape, placed in a device allocation that
-// holds every shape of the check: a cudaMalloc and a cudaFree a tensor
-// (the free waits for the whole device) cost more than the quick check's
-// small kernels, and the checks run beside one another.
+std::size_t reference_bytes_of(const AttentionProblem& problem, int reference_pairs) {
+    return static_cast<std::size_t>(reference_pairs) * problem.seq_len * problem.head_dim * 4;
+}
+
+// The inputs, output and references of one shape, in an arena that may
+// hold every shape of the check (one allocation, see DeviceArena).
 struct Buffers {
     static std::size_t bytes_for(const AttentionProblem& problem, int reference_pairs) {
-        return 4 * aligned(elements_of(problem) * 2) +
-               2 * aligned(static_cast<std::size_t>(reference_pairs) * problem.seq_len * problem.head_dim * 4);
+        return 4 * DeviceArena::footprint(tensor_bytes_of(problem)) +
+               2 * DeviceArena::footprint(reference_bytes_of(problem, reference_pairs));
     }
-    Buffers(ElementType type, const AttentionProblem& problem, int reference_pairs, char* at)
-        : tensor_bytes(elements_of(problem) * 2),
-          reference_bytes(static_cast<std::size_t>(reference_pairs) * problem.seq_len * problem.head_dim * 4),
-          type(type) {
-        for (char** tensor : {&q, &k, &v, &o}) {
-            *tensor = at;
-            at += aligned(tensor_bytes);
-        }
-        reference = reinterpret_cast<float*>(at);
-        reference_low = reinterpret_cast<float*>(at + aligned(reference_bytes));
-    }
-    std::size_t tensor_bytes, reference_bytes;
+    Buffers(ElementType type, const AttentionProblem& problem, int reference_pairs, DeviceArena& arena)
+        : type(type), q(arena.take(tensor_bytes_of(problem))), k(arena.take(tensor_bytes_of(problem))),
+          v(arena.take(tensor_bytes_of(problem))), o(arena.take(tensor_bytes_of(problem))),
+          reference(arena.take(reference_bytes_of(problem, reference_pairs))),
+          reference_low(arena.take(reference_bytes_of(problem, reference_pairs))) {}
     ElementType type;
-    char *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
-    float *reference = nullptr, *reference_low = nullptr;
+    DeviceSpan q, k, v, o, reference, reference_low;
 };
-
-void upload(char* device, const std::vector<std::uint16_t>& host, cudaStream_t stream) {
-    check_cuda(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(std::uint16_t), cudaMemcpyHostToDevice, stream),
-               "cudaMemcpyAsync (to the device)");
-}
-
-template <typename T>
-std::vector<T> download(const void* device, std::size_t bytes, cudaStream_t stream) {
-    std::vector<T> host(bytes / sizeof(T));
-    check_cuda(cudaMemcpyAsync(host.data(), device, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
-    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    return host;
-}
 
 cudaError_t launch_kernel(const CheckContext& context, ElementType type, AttentionKernel kernel, const Buffers& b,
                           const AttentionProblem& problem, cudaStream_t stream) {
     if (kernel == AttentionKernel::mma)
-        return launch_attention_mma(type, b.q, b.k, b.v, b.o, problem, context.major, stream, context.fault);
+        return launch_attention_mma(type, b.q.get(), b.k.get(), b.v.get(), b.o.get(), problem, context.major, stream,
+                                    context.fault);
 #if PROVISION_HAVE_WGMMA
-    return launch_attention_bf16_wgmma(b.q, b.k, b.v, b.o, problem, stream, context.fault);
+    return launch_attention_bf16_wgmma(b.q.get(), b.k.get(), b.v.get(), b.o.get(), problem, stream, context.fault);
 #else
     return cudaErrorNotSupported;
 #endif
@@ -156,15 +138,17 @@ Verdict judge(const AttentionProblem& problem, ElementType type, const std::vect
 // The benchmark's large inputs are drawn on the GPU (seconds on the host).
 void fill_inputs(const Buffers& b, const AttentionProblem& problem, std::uint64_t seed, int shape, cudaStream_t stream) {
     const std::size_t n = elements_of(problem);
-    check_cuda(launch_fill_normal(b.type, b.q, n, seed_for(seed, shape, 0), stream), "fill q");
-    check_cuda(launch_fill_normal(b.type, b.k, n, seed_for(seed, shape, 1), stream), "fill k");
-    check_cuda(launch_fill_normal(b.type, b.v, n, seed_for(seed, shape, 2), stream), "fill v");
+    check_cuda(launch_fill_normal(b.type, b.q.get(), n, seed_for(seed, shape, 0), stream), "fill q");
+    check_cuda(launch_fill_normal(b.type, b.k.get(), n, seed_for(seed, shape, 1), stream), "fill k");
+    check_cuda(launch_fill_normal(b.type, b.v.get(), n, seed_for(seed, shape, 2), stream), "fill v");
 }
 
 void run_references(const Buffers& b, const AttentionProblem& problem, int pairs, cudaStream_t stream) {
-    check_cuda(launch_attention_reference(b.type, false, b.q, b.k, b.v, b.reference, problem, pairs, stream),
+    check_cuda(launch_attention_reference(b.type, false, b.q.get(), b.k.get(), b.v.get(), b.reference.as<float>(),
+                                          problem, pairs, stream),
                "attention reference (fp32)");
-    check_cuda(launch_attention_reference(b.type, true, b.q, b.k, b.v, b.reference_low, problem, pairs, stream),
+    check_cuda(launch_attention_reference(b.type, true, b.q.get(), b.k.get(), b.v.get(), b.reference_low.as<float>(),
+                                          problem, pairs, stream),
                "attention reference (input precision)");
 }
 
@@ -172,11 +156,11 @@ void run_references(const Buffers& b, const AttentionProblem& problem, int pairs
 // kernel between `timer`'s events.  Nothing waits for it here.
 void enqueue_shape(const CheckContext& context, AttentionKernel kernel, const AttentionShapeInputs& shape,
                    const Buffers& b, const Stream& stream, EventTimer& timer) {
-    upload(b.q, shape.q, stream.get());
-    upload(b.k, shape.k, stream.get());
-    upload(b.v, shape.v, stream.get());
+    b.q.upload(shape.q, stream.get());
+    b.k.upload(shape.k, stream.get());
+    b.v.upload(shape.v, stream.get());
     // Poisoned (0xFF: NaN in fp16 and bf16), so that an element the kernel never writes is seen.
-    check_cuda(cudaMemsetAsync(b.o, 0xFF, b.tensor_bytes, stream.get()), "cudaMemsetAsync");
+    b.o.poison(stream.get());
     run_references(b, shape.problem, shape.problem.batch * shape.problem.heads, stream.get());
     timer.start(stream.get());
     check_cuda(launch_kernel(context, b.type, kernel, b, shape.problem, stream.get()), "attention kernel launch");
@@ -184,9 +168,9 @@ void enqueue_shape(const CheckContext& context, AttentionKernel kernel, const At
 }
 
 Verdict judge_shape(const AttentionShapeInputs& shape, const Buffers& b, const Stream& stream) {
-    return judge(shape.problem, b.type, download<std::uint16_t>(b.o, b.tensor_bytes, stream.get()),
-                 download<float>(b.reference, b.reference_bytes, stream.get()),
-                 download<float>(b.reference_low, b.reference_bytes, stream.get()), shape.reference64);
+    return judge(shape.problem, b.type, b.o.download<std::uint16_t>(stream.get()),
+                 b.reference.download<float>(stream.get()), b.reference_low.download<float>(stream.get()),
+                 shape.reference64);
 }
 
 double median(std::vector<double> values) {
@@ -204,10 +188,10 @@ struct Throughput {
 Throughput benchmark(const CheckContext& context, ElementType type, AttentionKernel kernel,
                      const AttentionProblem& problem, const Stream& stream, Verdict& verdict) {
     constexpr int kWarmups = 2, kRuns = 10;
-    DeviceBuffer memory(Buffers::bytes_for(problem, 1));
-    const Buffers b(type, problem, 1, memory.as<char>());
+    DeviceArena memory(Buffers::bytes_for(problem, 1));
+    const Buffers b(type, problem, 1, memory);
     fill_inputs(b, problem, context.seed, 99, stream.get());
-    check_cuda(cudaMemsetAsync(b.o, 0xFF, b.tensor_bytes, stream.get()), "cudaMemsetAsync");
+    b.o.poison(stream.get());
     run_references(b, problem, 1, stream.get());
     for (int i = 0; i < kWarmups; ++i)
         check_cuda(launch_kernel(context, type, kernel, b, problem, stream.get()), "attention kernel launch");
@@ -220,9 +204,8 @@ Throughput benchmark(const CheckContext& context, ElementType type, AttentionKer
         times.push_back(timer.elapsed_ms());
     }
     stream.synchronize("attention kernel");
-    verdict = judge(problem, type, download<std::uint16_t>(b.o, b.tensor_bytes, stream.get()),
-                    download<float>(b.reference, b.reference_bytes, stream.get()),
-                    download<float>(b.reference_low, b.reference_bytes, stream.get()), {});
+    verdict = judge(problem, type, b.o.download<std::uint16_t>(stream.get()), b.reference.download<float>(stream.get()),
+                    b.reference_low.download<float>(stream.get()), {});
     Throughput result;
     result.ms = median(times);
     const double flops = 4.0 * problem.batch * problem.heads * static_cast<double>(problem.seq_len) *
@@ -262,14 +245,11 @@ CheckResult run_attention_check(const CheckContext& context, AttentionKernel ker
     std::size_t bytes = 0;
     for (const auto& shape : inputs.shapes)
         bytes += Buffers::bytes_for(shape.problem, shape.problem.batch * shape.problem.heads);
-    DeviceBuffer memory(bytes);
+    DeviceArena memory(bytes);
     std::vector<Buffers> placed;
     std::vector<std::unique_ptr<EventTimer>> timers;
-    char* at = memory.as<char>();
     for (const auto& shape : inputs.shapes) {
-        const int pairs = shape.problem.batch * shape.problem.heads;
-        placed.emplace_back(type, shape.problem, pairs, at);
-        at += Buffers::bytes_for(shape.problem, pairs);
+        placed.emplace_back(type, shape.problem, shape.problem.batch * shape.problem.heads, memory);
         timers.push_back(std::make_unique<EventTimer>());
         enqueue_shape(context, kernel, shape, placed.back(), stream, *timers.back());
     }

@@ -85,17 +85,29 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
 
 DeviceBuffer::~DeviceBuffer() { cudaFree(data_); }
 
-void DeviceBuffer::poison(cudaStream_t stream) { check_cuda(cudaMemsetAsync(data_, 0xFF, bytes_, stream), "cudaMemsetAsync"); }
+void DeviceSpan::poison(cudaStream_t stream) const {
+    check_cuda(cudaMemsetAsync(data_, 0xFF, bytes_, stream), "cudaMemsetAsync");
+}
 
-void DeviceBuffer::copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream) {
-    if (bytes > bytes_) throw std::length_error("DeviceBuffer::copy_from_host: more bytes than the buffer holds");
+void DeviceSpan::copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream) const {
+    if (bytes > bytes_) throw std::length_error("DeviceSpan::copy_from_host: more bytes than the span holds");
     check_cuda(cudaMemcpyAsync(data_, host, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (to the device)");
 }
 
-void DeviceBuffer::copy_to_host(void* host, std::size_t bytes, std::size_t offset, cudaStream_t stream) const {
+void DeviceSpan::copy_to_host(void* host, std::size_t bytes, std::size_t offset, cudaStream_t stream) const {
+    if (offset > bytes_ || bytes > bytes_ - offset)
+        throw std::length_error("DeviceSpan::copy_to_host: more bytes than the span holds");
     check_cuda(cudaMemcpyAsync(host, static_cast<const char*>(data_) + offset, bytes, cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+
+DeviceSpan DeviceArena::take(std::size_t bytes) {
+    const std::size_t size = footprint(bytes);
+    if (size > buffer_.bytes() - used_) throw std::length_error("DeviceArena::take: more bytes than the arena holds");
+    DeviceSpan span(buffer_.as<char>() + used_, bytes);
+    used_ += size;
+    return span;
 }
 
 Stream::Stream() { check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }

@@ -34,6 +34,44 @@ std::string describe_cuda_failure(const CudaFailure& failure, int device);
 // "12.8" from CUDA's 12080.
 std::string cuda_version_text(int version);
 
+// A stretch of device memory this code does not own (part of a
+// DeviceBuffer): copies to and from the host and the poison fill.
+class DeviceSpan {
+public:
+    DeviceSpan() = default;
+    DeviceSpan(void* data, std::size_t bytes) : data_(data), bytes_(bytes) {}
+
+    void* get() const { return data_; }
+    template <typename T>
+    T* as() const { return static_cast<T*>(data_); }
+    std::size_t bytes() const { return bytes_; }
+
+    // Fills every byte with 0xFF: a NaN in fp16, bf16 and fp32 alike.
+    void poison(cudaStream_t stream) const;
+
+    // The whole span, once the stream's work before it is done.
+    template <typename T>
+    std::vector<T> download(cudaStream_t stream) const {
+        std::vector<T> host(bytes_ / sizeof(T));
+        copy_to_host(host.data(), bytes_, 0, stream);
+        return host;
+    }
+    // Waits for the stream: the bytes are on the host when it returns.
+    void copy_to_host(void* host, std::size_t bytes, std::size_t offset, cudaStream_t stream) const;
+
+    // Queues a copy of host data into the start of the span (at most bytes()).
+    template <typename T>
+    void upload(const std::vector<T>& host, cudaStream_t stream) const {
+        copy_from_host(host.data(), host.size() * sizeof(T), stream);
+    }
+    void copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream) const;
+
+private:
+    void* data_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+
+// Device memory of its own (one cudaMalloc, freed with it).
 class DeviceBuffer {
 public:
     explicit DeviceBuffer(std::size_t bytes);
@@ -45,28 +83,37 @@ public:
     template <typename T>
     T* as() const { return static_cast<T*>(data_); }
     std::size_t bytes() const { return bytes_; }
+    DeviceSpan span() const { return {data_, bytes_}; }
 
-    // Fills every byte with 0xFF: a NaN in fp16, bf16 and fp32 alike.
-    void poison(cudaStream_t stream);
-
+    void poison(cudaStream_t stream) { span().poison(stream); }
     template <typename T>
-    std::vector<T> download(cudaStream_t stream) const {
-        std::vector<T> host(bytes_ / sizeof(T));
-        copy_to_host(host.data(), bytes_, 0, stream);
-        return host;
+    std::vector<T> download(cudaStream_t stream) const { return span().download<T>(stream); }
+    void copy_to_host(void* host, std::size_t bytes, std::size_t offset, cudaStream_t stream) const {
+        span().copy_to_host(host, bytes, offset, stream);
     }
-    void copy_to_host(void* host, std::size_t bytes, std::size_t offset, cudaStream_t stream) const;
-
-    // Copies host data into the start of the buffer (at most bytes()).
     template <typename T>
-    void upload(const std::vector<T>& host, cudaStream_t stream) {
-        copy_from_host(host.data(), host.size() * sizeof(T), stream);
-    }
-    void copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream);
+    void upload(const std::vector<T>& host, cudaStream_t stream) { span().upload(host, stream); }
+    void copy_from_host(const void* host, std::size_t bytes, cudaStream_t stream) { span().copy_from_host(host, bytes, stream); }
 
 private:
     void* data_ = nullptr;
     std::size_t bytes_ = 0;
+};
+
+// Many tensors in one DeviceBuffer, each at a 256-byte boundary: a quick
+// check's tensors take one cudaMalloc and one cudaFree (which waits for the
+// whole device) instead of one each.  Size it with the sum of footprint()s.
+class DeviceArena {
+public:
+    static std::size_t footprint(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+    explicit DeviceArena(std::size_t bytes) : buffer_(bytes) {}
+
+    // The next `bytes`; throws std::length_error past the end.
+    DeviceSpan take(std::size_t bytes);
+
+private:
+    DeviceBuffer buffer_;
+    std::size_t used_ = 0;
 };
 
 class Stream {

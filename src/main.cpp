@@ -199,6 +199,10 @@ void settle_settings(const provision::GivenFlags& flags, const std::map<std::str
                                fmt::format("{} keeps provision running and never starts a COMMAND; run the workload "
                                            "without it (see provision --help)",
                                            source_of(flags, "--repeat", "PROVISION_REPEAT")));
+    // A run that neither starts a workload nor repeats ends at its report,
+    // and its exit closes NVML's descriptors.
+    if (options.command.empty() && !options.repeat_interval)
+        options.detect.nvml_after_reading = provision::NvmlAfterReading::left_to_exit;
     options.fetch.connect_timeout_ms = std::min(options.fetch.connect_timeout_ms, options.fetch.total_timeout_ms);
     if (options.fetch.cache_dir.empty()) {
         const std::string* xdg = lookup(env, "XDG_CACHE_HOME");

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "gpu/inventory.h"
+#include "gpu/nvml_probe.h"
 
 namespace provision {
 
@@ -33,6 +34,7 @@ struct DetectOptions {
     // NVML and libcuda run on worker threads; what has not answered by then
     // is given up (a hung driver must not hang the container's start).
     std::chrono::milliseconds time_limit{20000};
+    NvmlAfterReading nvml_after_reading = NvmlAfterReading::shut_down;
 };
 
 // The real machine.  NVML answers first; libcuda is loaded beside it but

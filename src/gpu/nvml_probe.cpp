@@ -164,18 +164,28 @@ void leave_out_own_workers(const NvmlFunctions& nvml, nvml::Device device, unsig
                                 index, own, own_mib));
 }
 
-// The health signals of one GPU; never fails, each unreadable one stays empty.
-void read_health(const NvmlFunctions& nvml, nvml::Device device, unsigned index, GpuHealth& health,
-                 std::vector<std::string>& notes) {
+// One health signal through `read`, or nothing (noted, unless the driver
+// lacks the function or the GPU the feature).
+template <typename Function, typename Read>
+auto query_health(const NvmlFunctions& nvml, unsigned index, std::vector<std::string>& notes, Function function,
+                  const char* name, Read read) {
+    using Value = decltype(read(std::declval<nvml::Return&>()));
+    if (!function) return Value();
+    nvml::Return code = nvml::SUCCESS;
+    auto value = read(code);
+    if (code == nvml::SUCCESS) return value;
+    if (code != nvml::ERROR_NOT_SUPPORTED && code != nvml::ERROR_FUNCTION_NOT_FOUND)
+        notes.push_back(
+            fmt::format("NVML could not read a health signal of GPU {} ({}: {})", index, name, nvml.describe(code)));
+    return Value();
+}
+
+// The GPU memory's health: its errors, retired pages and remapped rows.
+// Never fails; each unreadable signal stays empty.
+void read_memory_health(const NvmlFunctions& nvml, nvml::Device device, unsigned index, GpuHealth& health,
+                        std::vector<std::string>& notes) {
     auto query = [&](auto function, const char* name, auto read) {
-        if (!function) return decltype(read(std::declval<nvml::Return&>()))();
-        nvml::Return code = nvml::SUCCESS;
-        auto value = read(code);
-        if (code == nvml::SUCCESS) return value;
-        if (code != nvml::ERROR_NOT_SUPPORTED && code != nvml::ERROR_FUNCTION_NOT_FOUND)
-            notes.push_back(fmt::format("NVML could not read a health signal of GPU {} ({}: {})", index, name,
-                                        nvml.describe(code)));
-        return decltype(value)();
+        return query_health(nvml, index, notes, function, name, read);
     };
     health.uncorrected_ecc_errors =
         query(nvml.ecc_errors, "nvmlDeviceGetTotalEccErrors", [&](nvml::Return& code) -> std::optional<std::uint64_t> {
@@ -199,6 +209,16 @@ void read_health(const NvmlFunctions& nvml, nvml::Device device, unsigned index,
         health.row_remap_pending = rows->first;
         health.row_remap_failure = rows->second;
     }
+}
+
+// What the GPU is doing: its clocks' slowdowns, the memory in use, the
+// processes sharing it and its compute mode.  Never fails; each unreadable
+// signal stays empty.
+void read_activity(const NvmlFunctions& nvml, nvml::Device device, unsigned index, GpuHealth& health,
+                   std::vector<std::string>& notes) {
+    auto query = [&](auto function, const char* name, auto read) {
+        return query_health(nvml, index, notes, function, name, read);
+    };
     const auto reasons = query(nvml.clocks_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons",
                                [&](nvml::Return& code) -> std::optional<unsigned long long> {
                                    unsigned long long bits = 0;
@@ -341,17 +361,25 @@ void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, const
         report.gpus.push_back(std::move(entries[index]));
     }
     const std::vector<bool> wanted = gpus_to_read(report, workload);
+    // Each GPU's memory health, its activity and (read_nvml_topology) its
+    // links at once: NVML answers calls about one GPU from several threads
+    // together, and its slowest (the ECC counter, the NVLinks' first state,
+    // the clocks) take milliseconds each.  The three write apart: the
+    // health's two halves different fields, the topology none of them.
+    std::vector<std::vector<std::string>> activity_notes(count);
     for (unsigned index = 0; index < count; ++index) {
         if (!wanted[index]) devices[index] = nullptr;  // hidden from the workload: no links read either
         if (!devices[index]) continue;
-        readers.emplace_back([&, index] {
-            read_health(nvml, devices[index], index, report.gpus[index].gpu.health, notes[index]);
-        });
+        GpuHealth& health = report.gpus[index].gpu.health;
+        readers.emplace_back([&, index] { read_memory_health(nvml, devices[index], index, health, notes[index]); });
+        readers.emplace_back([&, index] { read_activity(nvml, devices[index], index, health, activity_notes[index]); });
     }
-    for (auto& reader : readers) reader.join();
-    for (unsigned index = 0; index < count; ++index)
-        report.notes.insert(report.notes.end(), notes[index].begin(), notes[index].end());
     read_nvml_topology(library, devices, report);
+    for (auto& reader : readers) reader.join();
+    for (unsigned index = 0; index < count; ++index) {
+        report.notes.insert(report.notes.end(), notes[index].begin(), notes[index].end());
+        report.notes.insert(report.notes.end(), activity_notes[index].begin(), activity_notes[index].end());
+    }
 }
 
 }  // namespace
@@ -384,7 +412,7 @@ void shutdown_in_background(nvml::ShutdownFn shutdown) {
 
 }  // namespace
 
-NvmlReport probe_nvml(const std::string& library_name, const CudaEnvironment& workload) {
+NvmlReport probe_nvml(const std::string& library_name, const CudaEnvironment& workload, NvmlAfterReading after) {
     // An earlier probe's shutdown ends first: init and shutdown never overlap.
     wait_for_nvml_shutdown(std::chrono::seconds(5));
     NvmlReport report;
@@ -418,7 +446,7 @@ NvmlReport probe_nvml(const std::string& library_name, const CudaEnvironment& wo
     // driver's each time, which --repeat would pile up), and its shutdown, a
     // few milliseconds, goes on beside the rest of the run.
     library.keep_loaded();
-    shutdown_in_background(nvml.shutdown);
+    if (after == NvmlAfterReading::shut_down) shutdown_in_background(nvml.shutdown);
     return report;
 }
 

@@ -41,6 +41,13 @@ struct CudaEnvironment {
     std::optional<std::string> device_order;     // CUDA_DEVICE_ORDER
 };
 
+// What becomes of NVML once the GPUs are read: shut down (its descriptors
+// closed) beside the rest of the run, as a workload about to be exec'd or
+// the next round of --repeat needs, or left for the process's exit to close,
+// which saves a run that ends after its report the wait for nvmlShutdown
+// (about 5 ms on an H200, the end of a --no-validate start).
+enum class NvmlAfterReading { shut_down, left_to_exit };
+
 // Never throws: every failure is a note in the report.  Health signals are
 // read with optional functions: one the driver lacks, or that answers
 // NVML_ERROR_NOT_SUPPORTED, leaves its signal empty.
@@ -49,8 +56,10 @@ struct CudaEnvironment {
 // NVML can tell which GPUs those are (nvml_stand_in.h; otherwise every GPU's):
 // each GPU read costs dozens of driver calls, and the driver serialises them
 // with the validation workers' context creation.
-// NVML is shut down after the report is read, on a thread of its own.
-NvmlReport probe_nvml(const std::string& library, const CudaEnvironment& workload = {});
+// NVML is shut down after the report is read, on a thread of its own, or
+// left open (`after`).
+NvmlReport probe_nvml(const std::string& library, const CudaEnvironment& workload = {},
+                      NvmlAfterReading after = NvmlAfterReading::shut_down);
 
 // Waits, at most `limit`, until every NVML shutdown probe_nvml started has
 // ended: before the process exits or hands off to the workload.

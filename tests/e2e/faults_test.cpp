@@ -405,3 +405,32 @@ TEST_CASE("health: a bad [gpus.health] in a fixture is an error naming file:line
     CHECK(result.err.find(":12:12: 'mig_mode' in the health table of [[gpus]] entry 1 must be true or false") !=
           std::string::npos);
 }
+
+TEST_CASE("NVML: shut down before a workload starts and left to the exit of a run that ends at its report",
+          "[faults][driver]") {
+    TempDir dir;
+    const std::string log = dir.file("nvml-shutdowns.log");
+    const std::string machine = write_h100(dir, "");
+    auto run = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = {"--no-validate", "--site-packages", e2e::site_packages("all")};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return e2e::provision(args, {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                                     {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+                                     {"PROVISION_FAKE_GPU_FIXTURE", machine},
+                                     {"PROVISION_FAKE_NVML_SHUTDOWN_LOG", log},
+                                     {"PROVISION_DETECT_TIMEOUT", "5"}});
+    };
+    SECTION("a run without a workload: its exit closes NVML") {
+        const auto result = run({"--check"});
+        INFO("stderr: " << result.err);
+        CHECK(result.exit_code == 0);
+        CHECK_FALSE(std::filesystem::exists(log));
+    }
+    SECTION("a workload: NVML is shut down before the exec, so none of its descriptors reach the workload") {
+        // The workload reads the log: the shutdown came before it started.
+        const auto result = run({"--", "/bin/sh", "-c", "cat " + log});
+        INFO("stderr: " << result.err);
+        CHECK(result.exit_code == 0);
+        CHECK(result.out.find("nvmlShutdown") != std::string::npos);
+    }
+}

@@ -75,17 +75,20 @@ nvml::Return copy_text(const std::string& text, char* buffer, unsigned length) {
 // piles them up.
 __attribute__((constructor)) static void open_event_descriptor() { [[maybe_unused]] const int fd = eventfd(0, EFD_CLOEXEC); }
 
-// Each nvmlInit_v2 appends "nvmlInit PID" to $PROVISION_FAKE_NVML_INIT_LOG,
-// so a test can count the rounds of --repeat.
-static void record_nvml_init() {
-    const char* log = std::getenv("PROVISION_FAKE_NVML_INIT_LOG");
+// Appends "CALL PID" to the file $VARIABLE names, if set.
+static void record_call(const char* variable, const char* call) {
+    const char* log = std::getenv(variable);
     if (!log || !*log) return;
     const int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return;
-    const std::string line = "nvmlInit " + std::to_string(getpid()) + "\n";
+    const std::string line = std::string(call) + " " + std::to_string(getpid()) + "\n";
     [[maybe_unused]] const ssize_t written = write(fd, line.data(), line.size());
     close(fd);
 }
+
+// Each nvmlInit_v2 is logged to $PROVISION_FAKE_NVML_INIT_LOG, so a test can
+// count the rounds of --repeat.
+static void record_nvml_init() { record_call("PROVISION_FAKE_NVML_INIT_LOG", "nvmlInit"); }
 
 FAKE_EXPORT nvml::Return nvmlInit_v2() {
     record_nvml_init();
@@ -105,7 +108,9 @@ FAKE_EXPORT nvml::Return nvmlInit_v2() {
     return nvml::SUCCESS;
 }
 
+// Each nvmlShutdown is logged to $PROVISION_FAKE_NVML_SHUTDOWN_LOG.
 FAKE_EXPORT nvml::Return nvmlShutdown() {
+    record_call("PROVISION_FAKE_NVML_SHUTDOWN_LOG", "nvmlShutdown");
     std::lock_guard lock(state_mutex);
     if (!state) return nvml::ERROR_UNINITIALIZED;
     state.reset();
