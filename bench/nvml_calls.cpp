@@ -50,6 +50,7 @@ struct Call {
 
 struct Ledger {
     std::mutex mutex;
+    bool printed = false;
     std::vector<Call> calls;
     Clock::time_point loaded = Clock::now();
     std::map<std::string, Tally> functions;
@@ -58,6 +59,8 @@ struct Ledger {
 
     void print() {
         std::lock_guard lock(mutex);
+        if (printed) return;
+        printed = true;
         std::fprintf(stderr, "nvml_calls: function | calls | total ms | longest ms\n");
         for (const auto& [name, tally] : functions)
             std::fprintf(stderr, "nvml_calls: %s | %d | %.3f | %.3f\n", name.c_str(), tally.calls, tally.total_ms,
@@ -78,8 +81,8 @@ struct Ledger {
 };
 
 Ledger& ledger() {
-    static Ledger instance;
-    return instance;
+    static Ledger* instance = new Ledger;  // never destroyed: the exit's printing needs it
+    return *instance;
 }
 
 double since_load(Clock::time_point at) {
@@ -127,7 +130,10 @@ int timed(const char* name, Forward& target, Word a, Word b, Word c, Word d, Wor
 
 NVML_CALLS_FORWARD(nvmlInit_v2)
 
-// The tally is printed once NVML is shut down (provision may end with _exit).
+// The tally is printed once NVML is shut down (provision may end with _exit),
+// or at the exit of a process that leaves NVML open.
+__attribute__((destructor)) static void print_at_exit() { ledger().print(); }
+
 extern "C" __attribute__((visibility("default"))) int nvmlShutdown(Word a, Word b, Word c, Word d, Word e, Word f) {
     static Forward target = nullptr;
     const int status = timed("nvmlShutdown", target, a, b, c, d, e, f);

@@ -27,6 +27,9 @@ std::optional<unsigned> number(const std::optional<std::string>& text) {
     return value;
 }
 
+// A bus id names an entry of the devices folder, never a path out of it.
+bool names_a_device(const std::string& bus_id) { return !bus_id.empty() && bus_id.find('/') == std::string::npos; }
+
 }  // namespace
 
 std::optional<unsigned> pcie_generation_of(std::string_view speed) {
@@ -41,7 +44,7 @@ std::optional<unsigned> pcie_generation_of(std::string_view speed) {
 }
 
 std::optional<PcieLink> read_pcie_link(const std::string& bus_id, const std::string& devices) {
-    if (bus_id.empty() || bus_id.find('/') != std::string::npos) return std::nullopt;
+    if (!names_a_device(bus_id)) return std::nullopt;
     const std::string folder = devices + "/" + lowercase(bus_id);
     const auto current = attribute(folder, "current_link_speed");
     const auto maximum = attribute(folder, "max_link_speed");
@@ -51,6 +54,12 @@ std::optional<PcieLink> read_pcie_link(const std::string& bus_id, const std::str
     const auto max_width = number(attribute(folder, "max_link_width"));
     if (!generation || !max_generation || !width || !max_width) return std::nullopt;
     return PcieLink{*generation, *width, *max_generation, *max_width};
+}
+
+std::optional<PcieLink> read_nvidia_pcie_link(const std::string& bus_id, const std::string& devices) {
+    if (!names_a_device(bus_id)) return std::nullopt;
+    if (attribute(devices + "/" + lowercase(bus_id), "vendor") != "0x10de") return std::nullopt;
+    return read_pcie_link(bus_id, devices);
 }
 
 }  // namespace provision

@@ -20,4 +20,10 @@ std::optional<unsigned> pcie_generation_of(std::string_view speed);
 // All four figures, or nullopt where any is missing or unreadable.
 std::optional<PcieLink> read_pcie_link(const std::string& bus_id, const std::string& devices = "/sys/bus/pci/devices");
 
+// The same, where the device at `bus_id` is NVIDIA's (its vendor 0x10de), so
+// that an id that names another device there (a container's own view, a
+// test's fake GPU) is never read as the GPU's.
+std::optional<PcieLink> read_nvidia_pcie_link(const std::string& bus_id,
+                                              const std::string& devices = "/sys/bus/pci/devices");
+
 }  // namespace provision

@@ -41,3 +41,23 @@ TEST_CASE("a device's PCIe link is read from sysfs, all four figures or none", "
     CHECK_FALSE(read_pcie_link("../../etc", root.string()));
     fs::remove_all(root);
 }
+
+TEST_CASE("a GPU's PCIe link is read from sysfs only where the device there is NVIDIA's", "[gpu][pcie]") {
+    const fs::path root = fs::temp_directory_path() / ("provision-sysfs-vendor-" + std::to_string(::getpid()));
+    const fs::path device = root / "0000:1b:00.0";
+    fs::create_directories(device);
+    auto write = [&](const char* name, const char* text) { std::ofstream(device / name) << text; };
+    write("current_link_speed", "32.0 GT/s PCIe\n");
+    write("max_link_speed", "32.0 GT/s PCIe\n");
+    write("current_link_width", "16\n");
+    write("max_link_width", "16\n");
+    CHECK_FALSE(read_nvidia_pcie_link("0000:1b:00.0", root.string()));  // no vendor file
+    write("vendor", "0x8086\n");  // another device at the id NVML gave (a test's fake GPU)
+    CHECK_FALSE(read_nvidia_pcie_link("0000:1b:00.0", root.string()));
+    write("vendor", "0x10de\n");
+    const auto link = read_nvidia_pcie_link("0000:1B:00.0", root.string());
+    REQUIRE(link);
+    CHECK(*link == PcieLink{5, 16, 5, 16});
+    CHECK_FALSE(read_nvidia_pcie_link("../0000:1b:00.0", root.string()));
+    fs::remove_all(root);
+}
