@@ -54,9 +54,20 @@ const WorkloadSpec& find_workload(const RecipeSet& recipes, const std::string& n
     throw Error(ExitCode::usage, message);
 }
 
+// Where /sys is: in test builds PROVISION_TEST_SYSFS may stand in for it.
+std::string sysfs_root(const Options& options) {
+    if constexpr (kFaultInjection) {
+        if (const auto it = options.process_environment.find("PROVISION_TEST_SYSFS"); it != options.process_environment.end())
+            return it->second;
+    }
+    return "/sys";
+}
+
 Inventory detect(const Options& options) {
     if (!options.gpu_fixture.empty()) return load_gpu_fixture(options.gpu_fixture, options.detect.cuda_visible_devices);
-    return detect_gpus(options.detect);
+    DetectOptions detect_options = options.detect;
+    detect_options.sysfs = sysfs_root(options);
+    return detect_gpus(detect_options);
 }
 
 // Detection on a thread of its own from the start: NVML's tens of
@@ -242,15 +253,6 @@ NcclPaths nccl_paths_for(const std::optional<NcclLibrary>& nccl, const Inventory
     };
     return nccl_paths(nccl, variable("NCCL_CUMEM_ENABLE"), variable("NCCL_CUMEM_HOST_ENABLE"),
                       cuda_number(inventory.driver.cuda));
-}
-
-// Where /sys is: in test builds PROVISION_TEST_SYSFS may stand in for it.
-std::string sysfs_root(const Options& options) {
-    if constexpr (kFaultInjection) {
-        if (const auto it = options.process_environment.find("PROVISION_TEST_SYSFS"); it != options.process_environment.end())
-            return it->second;
-    }
-    return "/sys";
 }
 
 }  // namespace

@@ -166,7 +166,9 @@ Inventory detect_gpus(const DetectOptions& options) {
     });
     auto nvml_future = start_probe([library = options.nvml_library,
                                     workload = CudaEnvironment{options.cuda_visible_devices, options.cuda_device_order},
-                                    after = options.nvml_after_reading] { return probe_nvml(library, workload, after); });
+                                    after = options.nvml_after_reading, sysfs = options.sysfs] {
+        return probe_nvml(library, workload, after, sysfs);
+    });
     const NvmlReport nvml = finish_probe(nvml_future, deadline, options.time_limit, "NVML");
     enumerate.set_value(why_libcuda_is_needed(nvml, {options.cuda_visible_devices, options.cuda_device_order})
                             .has_value());

@@ -35,6 +35,7 @@ struct DetectOptions {
     // is given up (a hung driver must not hang the container's start).
     std::chrono::milliseconds time_limit{20000};
     NvmlAfterReading nvml_after_reading = NvmlAfterReading::shut_down;
+    std::string sysfs = "/sys";  // where the GPUs' PCIe links are read (sysfs)
 };
 
 // The real machine.  NVML answers first; libcuda is loaded beside it but

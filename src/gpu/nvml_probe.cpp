@@ -318,7 +318,7 @@ std::vector<bool> gpus_to_read(const NvmlReport& report, const CudaEnvironment& 
 }
 
 void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, const CudaEnvironment& workload,
-                  NvmlReport& report) {
+                  const std::string& sysfs, NvmlReport& report) {
     char version[nvml::driver_version_buffer_size] = {};
     if (const auto code = nvml.driver_version(version, sizeof version); code == nvml::SUCCESS)
         report.driver_version = version;
@@ -374,7 +374,7 @@ void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, const
         readers.emplace_back([&, index] { read_memory_health(nvml, devices[index], index, health, notes[index]); });
         readers.emplace_back([&, index] { read_activity(nvml, devices[index], index, health, activity_notes[index]); });
     }
-    read_nvml_topology(library, devices, report);
+    read_nvml_topology(library, devices, report, sysfs + "/bus/pci/devices");
     for (auto& reader : readers) reader.join();
     for (unsigned index = 0; index < count; ++index) {
         report.notes.insert(report.notes.end(), notes[index].begin(), notes[index].end());
@@ -412,7 +412,8 @@ void shutdown_in_background(nvml::ShutdownFn shutdown) {
 
 }  // namespace
 
-NvmlReport probe_nvml(const std::string& library_name, const CudaEnvironment& workload, NvmlAfterReading after) {
+NvmlReport probe_nvml(const std::string& library_name, const CudaEnvironment& workload, NvmlAfterReading after,
+                      const std::string& sysfs) {
     // An earlier probe's shutdown ends first: init and shutdown never overlap.
     wait_for_nvml_shutdown(std::chrono::seconds(5));
     NvmlReport report;
@@ -441,7 +442,7 @@ NvmlReport probe_nvml(const std::string& library_name, const CudaEnvironment& wo
         return report;
     }
     report.initialised = true;
-    read_machine(nvml, library, workload, report);
+    read_machine(nvml, library, workload, sysfs, report);
     // NVML stays loaded for the process (an unload leaks a descriptor of the
     // driver's each time, which --repeat would pile up), and its shutdown, a
     // few milliseconds, goes on beside the rest of the run.

@@ -57,9 +57,10 @@ enum class NvmlAfterReading { shut_down, left_to_exit };
 // each GPU read costs dozens of driver calls, and the driver serialises them
 // with the validation workers' context creation.
 // NVML is shut down after the report is read, on a thread of its own, or
-// left open (`after`).
+// left open (`after`).  The GPUs' PCIe links come from `sysfs` where it has
+// them (nvml_topology.h).
 NvmlReport probe_nvml(const std::string& library, const CudaEnvironment& workload = {},
-                      NvmlAfterReading after = NvmlAfterReading::shut_down);
+                      NvmlAfterReading after = NvmlAfterReading::shut_down, const std::string& sysfs = "/sys");
 
 // Waits, at most `limit`, until every NVML shutdown probe_nvml started has
 // ended: before the process exits or hands off to the workload.

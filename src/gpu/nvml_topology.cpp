@@ -197,7 +197,8 @@ unsigned nvlink_generation_of(unsigned version_code) {
     }
 }
 
-void read_nvml_topology(const SharedLibrary& library, const std::vector<nvml::Device>& devices, NvmlReport& report) {
+void read_nvml_topology(const SharedLibrary& library, const std::vector<nvml::Device>& devices, NvmlReport& report,
+                        const std::string& pci_devices) {
     TopologyFunctions nvml;
     nvml.load(library);
     // NVLinks matter only between GPUs: a host of one GPU skips their 36 calls.
@@ -222,7 +223,7 @@ void read_nvml_topology(const SharedLibrary& library, const std::vector<nvml::De
             // The GPU's own registers through sysfs where it is there
             // (microseconds); NVML's current generation alone took 2.6-3.4 ms
             // a GPU on 2 x H200.
-            gpu.pcie = read_nvidia_pcie_link(gpu.pci_bus_id);
+            gpu.pcie = read_nvidia_pcie_link(gpu.pci_bus_id, pci_devices);
             if (!gpu.pcie) gpu.pcie = read_pcie(nvml, devices[i]);
             gpu.fabric = read_fabric(nvml, devices[i]);
         });

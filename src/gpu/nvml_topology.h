@@ -22,7 +22,8 @@ namespace provision {
 // `devices[i]` is the handle of report.gpus[i] (nullptr where that GPU could
 // not be read).  Fills each GPU's nvlinks, nvlink_generation and pcie, and
 // report.topology.
-void read_nvml_topology(const SharedLibrary& library, const std::vector<nvml::Device>& devices, NvmlReport& report);
+void read_nvml_topology(const SharedLibrary& library, const std::vector<nvml::Device>& devices, NvmlReport& report,
+                        const std::string& pci_devices = "/sys/bus/pci/devices");
 
 // NVML's NVLink version code (nvmlDeviceGetNvLinkVersion) as the NVLink
 // generation: 1 for 1.0, 2 for 2.0 and 2.2, 3 for 3.0 and 3.1, 4, 5; 0 for

@@ -434,3 +434,46 @@ TEST_CASE("NVML: shut down before a workload starts and left to the exit of a ru
         CHECK(result.out.find("nvmlShutdown") != std::string::npos);
     }
 }
+
+TEST_CASE("PCIe: the link is read from the GPU's own sysfs entry where it is NVIDIA's and from NVML otherwise",
+          "[faults][driver]") {
+    TempDir dir;
+    // NVML says x16 of x16; the sysfs entry at the bus id NVML gives (the fake's GPU 0: 0000:18:00.0) says x8.
+    const std::string machine = dir.file("machine.toml");
+    e2e::write_file(machine, fmt::format("[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n\n{}"
+                                         "pcie = {{ generation = 5, width = 16, max_generation = 5, max_width = 16 }}\n",
+                                         h100_gpu));
+    const std::filesystem::path device = std::filesystem::path(dir.file("sys")) / "bus/pci/devices/0000:18:00.0";
+    std::filesystem::create_directories(device);
+    auto write = [&](const char* name, const char* text) { e2e::write_file((device / name).string(), text); };
+    write("current_link_speed", "32.0 GT/s PCIe\n");
+    write("max_link_speed", "32.0 GT/s PCIe\n");
+    write("current_link_width", "8\n");
+    write("max_link_width", "16\n");
+    auto run = [&] {
+        return e2e::provision({"--no-validate", "--json", "--site-packages", e2e::site_packages("all")},
+                              {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                               {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+                               {"PROVISION_FAKE_GPU_FIXTURE", machine},
+                               {"PROVISION_TEST_SYSFS", dir.file("sys")},
+                               {"PROVISION_DETECT_TIMEOUT", "5"}});
+    };
+    SECTION("an NVIDIA device there: its registers") {
+        write("vendor", "0x10de\n");
+        const auto result = run();
+        INFO("stderr: " << result.err);
+        const auto report = e2e::report(result);
+        CHECK(report["gpus"][0]["pcie"]["width"] == 8);
+        const auto degraded = finding(report, "pcie_degraded");
+        REQUIRE_FALSE(degraded.is_null());
+        CHECK(degraded["message"].get<std::string>().find("x8 of x16") != std::string::npos);
+    }
+    SECTION("another device there (not the GPU): NVML's reading") {
+        write("vendor", "0x8086\n");
+        const auto result = run();
+        INFO("stderr: " << result.err);
+        const auto report = e2e::report(result);
+        CHECK(report["gpus"][0]["pcie"]["width"] == 16);
+        CHECK(finding(report, "pcie_degraded").is_null());
+    }
+}
