@@ -64,7 +64,7 @@ def run_once(provision, gpu, stdin, extra_env):
         m = re.search(r"wall_ms = ([0-9.e+-]+)", line)
         if m:
             times[label(line) + " (device half)"] = float(m.group(1))
-        for figure in ("h2d_gb_per_s", "d2h_gb_per_s", "generation"):  # the host link's
+        for figure in ("h2d_gb_per_s", "d2h_gb_per_s", "generation", "waited_ms"):  # the host link's; done's
             m = re.search(figure + r" = ([0-9.e+-]+)", line)
             if m:
                 times[figure] = float(m.group(1))
