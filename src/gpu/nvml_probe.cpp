@@ -362,10 +362,11 @@ void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, const
     }
     const std::vector<bool> wanted = gpus_to_read(report, workload);
     // Each GPU's memory health, its activity and (read_nvml_topology) its
-    // links at once: NVML answers calls about one GPU from several threads
-    // together, and its slowest (the ECC counter, the NVLinks' first state,
-    // the clocks) take milliseconds each.  The three write apart: the
-    // health's two halves different fields, the topology none of them.
+    // links at once: the slowest calls (the ECC counter, the NVLinks' first
+    // state, the clocks) take milliseconds each, and the driver overlaps
+    // part of the calls about one GPU (docs/PERFORMANCE.md, "Where the time
+    // went").  The three write apart: the health's two halves different
+    // fields, the topology none of them.
     std::vector<std::vector<std::string>> activity_notes(count);
     for (unsigned index = 0; index < count; ++index) {
         if (!wanted[index]) devices[index] = nullptr;  // hidden from the workload: no links read either
