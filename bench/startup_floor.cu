@@ -19,6 +19,10 @@
 //               pair checks, which must be another process (a cuMem import
 //               needs a context in the importing process), opening its GPUs
 //               at the same time
+//   halves      two processes, each opening half of the GPUs from a thread
+//               each: the fewest processes that still put every GPU's
+//               export and import across a process boundary (the pairs
+//               within a half would be copied in-process)
 // --parent-cuinit adds a cuInit over every GPU in the timed process beside
 // the children, as a parent that asks CUDA for its device order would.
 //
@@ -181,12 +185,13 @@ int main(int argc, char** argv) {
         } else if (arg == "--parent-cuinit") {
             parent_cuinit = true;
         } else {
-            std::fprintf(stderr, "usage: startup_floor [--layout threads|sequential|processes|threads-and-far] "
+            std::fprintf(stderr, "usage: startup_floor [--layout threads|sequential|processes|threads-and-far|halves] "
                                  "[--no-nvml] [--parent-cuinit]\n");
             return 2;
         }
     }
-    if (layout != "threads" && layout != "sequential" && layout != "processes" && layout != "threads-and-far") {
+    if (layout != "threads" && layout != "sequential" && layout != "processes" && layout != "threads-and-far" &&
+        layout != "halves") {
         std::fprintf(stderr, "startup_floor: unknown layout '%s'\n", layout.c_str());
         return 2;
     }
@@ -195,6 +200,18 @@ int main(int argc, char** argv) {
         for (const std::string& entry : visible_entries()) {
             const std::string prefix = "p" + std::to_string(children.size()) + "_";
             children.push_back(start_child(entry, [prefix](int out) { open_gpus(out, false, prefix); }));
+        }
+    } else if (layout == "halves") {
+        const std::vector<std::string> entries = visible_entries();
+        std::string halves[2];
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            std::string& half = halves[i < (entries.size() + 1) / 2 ? 0 : 1];
+            half += (half.empty() ? "" : ",") + entries[i];
+        }
+        for (int h = 0; h < 2; ++h) {
+            if (halves[h].empty()) continue;
+            const std::string prefix = "h" + std::to_string(h) + "_";
+            children.push_back(start_child(halves[h], [prefix](int out) { open_gpus(out, false, prefix); }));
         }
     } else {
         const bool sequential = layout == "sequential";
