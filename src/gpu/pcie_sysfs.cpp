@@ -27,8 +27,24 @@ std::optional<unsigned> number(const std::optional<std::string>& text) {
     return value;
 }
 
-// A bus id names an entry of the devices folder, never a path out of it.
-bool names_a_device(const std::string& bus_id) { return !bus_id.empty() && bus_id.find('/') == std::string::npos; }
+// The device's folder under `devices`, or nullopt where the bus id would
+// name a path out of it.
+std::optional<std::string> device_folder(const std::string& bus_id, const std::string& devices) {
+    if (bus_id.empty() || bus_id.find('/') != std::string::npos) return std::nullopt;
+    return devices + "/" + lowercase(bus_id);
+}
+
+// The four figures in a device's folder, or nullopt where any is missing.
+std::optional<PcieLink> link_in(const std::string& folder) {
+    const auto current = attribute(folder, "current_link_speed");
+    const auto maximum = attribute(folder, "max_link_speed");
+    const auto generation = current ? pcie_generation_of(*current) : std::nullopt;
+    const auto max_generation = maximum ? pcie_generation_of(*maximum) : std::nullopt;
+    const auto width = number(attribute(folder, "current_link_width"));
+    const auto max_width = number(attribute(folder, "max_link_width"));
+    if (!generation || !max_generation || !width || !max_width) return std::nullopt;
+    return PcieLink{*generation, *width, *max_generation, *max_width};
+}
 
 }  // namespace
 
@@ -44,22 +60,14 @@ std::optional<unsigned> pcie_generation_of(std::string_view speed) {
 }
 
 std::optional<PcieLink> read_pcie_link(const std::string& bus_id, const std::string& devices) {
-    if (!names_a_device(bus_id)) return std::nullopt;
-    const std::string folder = devices + "/" + lowercase(bus_id);
-    const auto current = attribute(folder, "current_link_speed");
-    const auto maximum = attribute(folder, "max_link_speed");
-    const auto generation = current ? pcie_generation_of(*current) : std::nullopt;
-    const auto max_generation = maximum ? pcie_generation_of(*maximum) : std::nullopt;
-    const auto width = number(attribute(folder, "current_link_width"));
-    const auto max_width = number(attribute(folder, "max_link_width"));
-    if (!generation || !max_generation || !width || !max_width) return std::nullopt;
-    return PcieLink{*generation, *width, *max_generation, *max_width};
+    const auto folder = device_folder(bus_id, devices);
+    return folder ? link_in(*folder) : std::nullopt;
 }
 
 std::optional<PcieLink> read_nvidia_pcie_link(const std::string& bus_id, const std::string& devices) {
-    if (!names_a_device(bus_id)) return std::nullopt;
-    if (attribute(devices + "/" + lowercase(bus_id), "vendor") != "0x10de") return std::nullopt;
-    return read_pcie_link(bus_id, devices);
+    const auto folder = device_folder(bus_id, devices);
+    if (!folder || attribute(*folder, "vendor") != "0x10de") return std::nullopt;
+    return link_in(*folder);
 }
 
 }  // namespace provision

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "gpu/pcie_sysfs.h"
 #include "test_support.h"
@@ -22,20 +23,34 @@ TEST_CASE("PCIe link speeds name their generation", "[gpu][pcie]") {
     CHECK_FALSE(pcie_generation_of(""));
 }
 
-TEST_CASE("a device's PCIe link is read from sysfs, all four figures or none", "[gpu][pcie]") {
-    const fs::path root = fs::temp_directory_path() / ("provision-sysfs-" + std::to_string(::getpid()));
+namespace {
+
+void write_attribute(const fs::path& device, const char* name, const std::string& text) {
+    std::ofstream(device / name) << text << "\n";
+}
+
+// A device folder at root/0000:1b:00.0 with the link's four attributes.
+fs::path device_with_link(const fs::path& root, const std::string& speed, const std::string& max_speed,
+                          const std::string& width, const std::string& max_width) {
     const fs::path device = root / "0000:1b:00.0";
     fs::create_directories(device);
-    auto write = [&](const char* name, const char* text) { std::ofstream(device / name) << text; };
-    write("current_link_speed", "16.0 GT/s PCIe\n");
-    write("max_link_speed", "32.0 GT/s PCIe\n");
-    write("current_link_width", "8\n");
-    write("max_link_width", "16\n");
+    write_attribute(device, "current_link_speed", speed);
+    write_attribute(device, "max_link_speed", max_speed);
+    write_attribute(device, "current_link_width", width);
+    write_attribute(device, "max_link_width", max_width);
+    return device;
+}
+
+}  // namespace
+
+TEST_CASE("a device's PCIe link is read from sysfs, all four figures or none", "[gpu][pcie]") {
+    const fs::path root = fs::temp_directory_path() / ("provision-sysfs-" + std::to_string(::getpid()));
+    const fs::path device = device_with_link(root, "16.0 GT/s PCIe", "32.0 GT/s PCIe", "8", "16");
     // CUDA writes the bus id in capitals.
     const auto link = read_pcie_link("0000:1B:00.0", root.string());
     REQUIRE(link);
     CHECK(*link == PcieLink{4, 8, 5, 16});
-    write("current_link_width", "0\n");
+    write_attribute(device, "current_link_width", "0");
     CHECK_FALSE(read_pcie_link("0000:1b:00.0", root.string()));
     CHECK_FALSE(read_pcie_link("0000:00:00.0", root.string()));  // no such device
     CHECK_FALSE(read_pcie_link("../../etc", root.string()));
@@ -44,17 +59,11 @@ TEST_CASE("a device's PCIe link is read from sysfs, all four figures or none", "
 
 TEST_CASE("a GPU's PCIe link is read from sysfs only where the device there is NVIDIA's", "[gpu][pcie]") {
     const fs::path root = fs::temp_directory_path() / ("provision-sysfs-vendor-" + std::to_string(::getpid()));
-    const fs::path device = root / "0000:1b:00.0";
-    fs::create_directories(device);
-    auto write = [&](const char* name, const char* text) { std::ofstream(device / name) << text; };
-    write("current_link_speed", "32.0 GT/s PCIe\n");
-    write("max_link_speed", "32.0 GT/s PCIe\n");
-    write("current_link_width", "16\n");
-    write("max_link_width", "16\n");
+    const fs::path device = device_with_link(root, "32.0 GT/s PCIe", "32.0 GT/s PCIe", "16", "16");
     CHECK_FALSE(read_nvidia_pcie_link("0000:1b:00.0", root.string()));  // no vendor file
-    write("vendor", "0x8086\n");  // another device at the id NVML gave (a test's fake GPU)
+    write_attribute(device, "vendor", "0x8086");  // another device at the id NVML gave (a test's fake GPU)
     CHECK_FALSE(read_nvidia_pcie_link("0000:1b:00.0", root.string()));
-    write("vendor", "0x10de\n");
+    write_attribute(device, "vendor", "0x10de");
     const auto link = read_nvidia_pcie_link("0000:1B:00.0", root.string());
     REQUIRE(link);
     CHECK(*link == PcieLink{5, 16, 5, 16});
