@@ -30,7 +30,7 @@ std::optional<unsigned> number(const std::optional<std::string>& text) {
 // The device's folder under `devices`, or nullopt where the bus id would
 // name a path out of it.
 std::optional<std::string> device_folder(const std::string& bus_id, const std::string& devices) {
-    if (bus_id.empty() || bus_id.find('/') != std::string::npos) return std::nullopt;
+    if (bus_id.empty() || bus_id == "." || bus_id == ".." || bus_id.find('/') != std::string::npos) return std::nullopt;
     return devices + "/" + lowercase(bus_id);
 }
 

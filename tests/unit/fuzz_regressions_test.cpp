@@ -19,6 +19,7 @@
 #include "fuzz/gpu_fixture_target.h"
 #include "fuzz/metadata_target.h"
 #include "fuzz/package_files_target.h"
+#include "fuzz/pcie_link_target.h"
 #include "fuzz/recipe_target.h"
 #include "fuzz/settings_target.h"
 #include "fuzz/version_target.h"
@@ -117,4 +118,8 @@ TEST_CASE("the fuzz targets' checks can fail", "[fuzz]") {
 
 TEST_CASE("fuzz inputs: settings", "[fuzz]") {
     CHECK(run_all("fuzz_settings", fuzz::settings::one_input) >= 7);
+}
+
+TEST_CASE("fuzz inputs: PCIe link", "[fuzz]") {
+    CHECK(run_all("fuzz_pcie_link", fuzz::pcie_link::one_input) >= 6);
 }

@@ -70,3 +70,21 @@ TEST_CASE("a GPU's PCIe link is read from sysfs only where the device there is N
     CHECK_FALSE(read_nvidia_pcie_link("../0000:1b:00.0", root.string()));
     fs::remove_all(root);
 }
+
+TEST_CASE("a bus id of \".\" or \"..\" names no device, whatever the folders hold", "[gpu][pcie]") {
+    // Link attributes in the devices folder itself and in the one above it.
+    const fs::path above = fs::temp_directory_path() / ("provision-sysfs-dots-" + std::to_string(::getpid()));
+    const fs::path devices = device_with_link(above, "32.0 GT/s PCIe", "32.0 GT/s PCIe", "16", "16");
+    device_with_link(devices, "32.0 GT/s PCIe", "32.0 GT/s PCIe", "16", "16");
+    for (const fs::path& folder : {above, devices})
+        for (const char* name : {"current_link_speed", "max_link_speed", "current_link_width", "max_link_width"})
+            fs::copy_file(devices / "0000:1b:00.0" / name, folder / name, fs::copy_options::overwrite_existing);
+    write_attribute(above, "vendor", "0x10de");
+    write_attribute(devices, "vendor", "0x10de");
+    CHECK(read_pcie_link("0000:1b:00.0", devices.string()));
+    CHECK_FALSE(read_pcie_link(".", devices.string()));
+    CHECK_FALSE(read_pcie_link("..", devices.string()));
+    CHECK_FALSE(read_nvidia_pcie_link(".", devices.string()));
+    CHECK_FALSE(read_nvidia_pcie_link("..", devices.string()));
+    fs::remove_all(above);
+}
