@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
-#include <variant>
+#include <string>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -140,10 +141,39 @@ const cumem::Driver& runtime_driver() {
     return driver;
 }
 
-// What this process exports, kept until release_peer_exports().
-std::vector<std::variant<void*, std::unique_ptr<cumem::SharedBuffer>>>& exported_buffers() {
-    static std::vector<std::variant<void*, std::unique_ptr<cumem::SharedBuffer>>> buffers;
-    return buffers;
+// What this process exports, kept until release_peer_exports(): a worker
+// of several GPUs exports from each GPU's thread, and its GPUs pull from
+// each other.
+struct ExportedBuffer {
+    int device = 0;
+    std::string handle;                           // as export_peer_buffer gave it
+    void* legacy = nullptr;                       // the cudaMalloc'd buffer of a legacy handle
+    std::unique_ptr<cumem::SharedBuffer> shared;  // or the cuMem one
+};
+struct ExportedBuffers {
+    std::mutex mutex;
+    std::vector<ExportedBuffer> buffers;
+};
+ExportedBuffers& exported_buffers() {
+    static ExportedBuffers exported;
+    return exported;
+}
+
+void keep_exported(ExportedBuffer buffer) {
+    ExportedBuffers& exported = exported_buffers();
+    std::lock_guard lock(exported.mutex);
+    exported.buffers.push_back(std::move(buffer));
+}
+
+// The buffer and device of a legacy handle this process exported, if it
+// did: CUDA refuses to open such a handle in the process that made it
+// (cudaErrorInvalidContext).
+std::optional<std::pair<void*, int>> exported_here(const std::string& handle) {
+    ExportedBuffers& exported = exported_buffers();
+    std::lock_guard lock(exported.mutex);
+    for (const ExportedBuffer& buffer : exported.buffers)
+        if (buffer.legacy && buffer.handle == handle) return std::pair{buffer.legacy, buffer.device};
+    return std::nullopt;
 }
 
 class PreparedHostLink final : public HostLinkCheck {
@@ -250,8 +280,9 @@ public:
             pull.gb_per_s = gb_per_s(bytes, ms);
             if (found[0] == 0) {
                 pull.status = PeerPullStatus::passed;
-                pull.detail = fmt::format("{} MiB, median of {} copies, every word checked", bytes >> 20,
-                                          std::max(repeats, 1));
+                pull.detail = fmt::format("{} MiB, median of {} copies, every word checked{}", bytes >> 20,
+                                          std::max(repeats, 1),
+                                          in_process_ ? " (both GPUs in one worker: through peer access)" : "");
             } else {
                 pull.status = PeerPullStatus::wrong_bytes;
                 pull.detail =
@@ -270,6 +301,10 @@ public:
 
 private:
     void open_legacy() {
+        if (const auto here = exported_here(source_.handle)) {
+            open_in_process(here->first, here->second);
+            return;
+        }
         cudaIpcMemHandle_t handle;
         if (!from_hex(source_.handle, &handle, sizeof handle)) {
             status_ = PeerPullStatus::error;
@@ -296,6 +331,27 @@ private:
                       : detail::describe_cuda_failure(CudaFailure(opened, "cudaIpcOpenMemHandle"), device_);
     }
 
+    // The source's GPU is opened by this process too (a worker of several
+    // GPUs): its buffer is read through peer access, as NCCL's ranks of one
+    // process read each other's.
+    void open_in_process(void* buffer, int source_device) {
+        cudaError_t status = cudaSetDevice(device_);
+        if (status == cudaSuccess) {
+            status = cudaDeviceEnablePeerAccess(source_device, 0);
+            if (status == cudaErrorPeerAccessAlreadyEnabled) status = cudaSuccess;
+        }
+        if (status == cudaSuccess) {
+            peer_ = buffer;
+            in_process_ = true;
+            return;
+        }
+        cudaGetLastError();  // not sticky: clear it
+        status_ = status == cudaErrorPeerAccessUnsupported ? PeerPullStatus::no_peer_access : PeerPullStatus::error;
+        detail_ = status == cudaErrorPeerAccessUnsupported
+                      ? "CUDA cannot enable peer access between the two GPUs (cudaErrorPeerAccessUnsupported)"
+                      : detail::describe_cuda_failure(CudaFailure(status, "cudaDeviceEnablePeerAccess"), device_);
+    }
+
     void open_cumem() {
         if (const cudaError_t set = cudaSetDevice(device_); set != cudaSuccess) {
             status_ = PeerPullStatus::error;
@@ -319,6 +375,7 @@ private:
     void* legacy_peer_ = nullptr;
     std::unique_ptr<cumem::ImportedBuffer> imported_;
     void* peer_ = nullptr;
+    bool in_process_ = false;  // read through peer access within this process
     std::optional<PeerPullStatus> status_;  // set when the buffer could not be mapped
     std::string detail_;
 };
@@ -363,7 +420,7 @@ PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes,
             check_cuda(cudaGetLastError(), "the pattern kernel");
             check_cuda(cudaDeviceSynchronize(), "the pattern kernel");
             exported.handle = shared->socket_name();
-            exported_buffers().push_back(std::move(shared));
+            keep_exported({cuda_device, exported.handle, nullptr, std::move(shared)});
             exported.ok = true;
             return exported;
         }
@@ -374,7 +431,7 @@ PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes,
         cudaIpcMemHandle_t handle;
         check_cuda(cudaIpcGetMemHandle(&handle, buffer), "cudaIpcGetMemHandle");
         exported.handle = to_hex(&handle, sizeof handle);
-        exported_buffers().push_back(buffer);
+        keep_exported({cuda_device, exported.handle, buffer, nullptr});
         exported.ok = true;
     } catch (const CudaFailure& failure) {
         if (buffer) cudaFree(buffer);
@@ -383,10 +440,17 @@ PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes,
     return exported;
 }
 
-void release_peer_exports() {
-    for (auto& buffer : exported_buffers())
-        if (void** legacy = std::get_if<void*>(&buffer)) cudaFree(*legacy);
-    exported_buffers().clear();
+void release_peer_exports(int cuda_device) {
+    ExportedBuffers& exported = exported_buffers();
+    std::lock_guard lock(exported.mutex);
+    auto& buffers = exported.buffers;
+    buffers.erase(std::remove_if(buffers.begin(), buffers.end(),
+                                 [&](const ExportedBuffer& buffer) {
+                                     if (buffer.device != cuda_device) return false;
+                                     if (buffer.legacy && cudaSetDevice(cuda_device) == cudaSuccess) cudaFree(buffer.legacy);
+                                     return true;
+                                 }),
+                  buffers.end());
 }
 
 std::unique_ptr<PeerPullCheck> prepare_pull(int cuda_device, const PeerSource& source, const std::string& fault) {

@@ -54,9 +54,10 @@ struct PeerExport {
 
 // Fills a buffer of `bytes` on `cuda_device` with the pattern of
 // `source_id` (the GPU's index as the workload sees it) and exports it on
-// `path`.  The buffer lives until release_peer_exports().  Never throws.
+// `path`.  The buffer lives until release_peer_exports(cuda_device).
+// Never throws.
 PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes, PeerPath path);
-void release_peer_exports();
+void release_peer_exports(int cuda_device);
 
 enum class PeerPullStatus {
     passed,
@@ -89,7 +90,9 @@ struct PeerSource {
 
 // Maps the source's buffer on `cuda_device`: opens the legacy handle
 // (which enables peer access), or asks the source's socket for the
-// descriptor, imports and maps it.  `fault` (test-only): "wrong-bytes"
+// descriptor, imports and maps it.  A legacy handle this process exported
+// (its GPUs in one worker) is read through peer access instead: CUDA opens
+// no such handle in the process that made it.  `fault` (test-only): "wrong-bytes"
 // changes a word of the copy before it is checked, "hang" spins on the GPU
 // before the copy.  Never throws: a failure is reported by run().
 std::unique_ptr<PeerPullCheck> prepare_pull(int cuda_device, const PeerSource& source, const std::string& fault = "");

@@ -22,6 +22,7 @@ struct Options {
     bool json = false;
     ValidateMode validate = ValidateMode::quick;
     double validate_timeout_s = 5.0;
+    int worker_processes = 2;      // the GPUs' validation workers are split into this many processes
     std::string workload = "generic";
     std::vector<std::string> recipes;        // user recipes (paths or URLs), merged over the built-in ones
     FetchOptions fetch;                      // how recipe URLs are fetched and cached

@@ -1,6 +1,7 @@
 #include "app/settings.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,16 @@ std::optional<std::string> choice(const SettingValue& given) {
     const std::string value = lowercase(trimmed(last(given)));
     if (value.empty() || value == "auto") return std::nullopt;
     return last(given);
+}
+
+// A whole number from 1 to 64.
+int worker_process_count(const SettingValue& given) {
+    const std::string text = trimmed(last(given));
+    int count = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || count < 1 || count > 64)
+        throw Error(ExitCode::usage, fmt::format("{}={}: expected a whole number from 1 to 64", given.source, last(given)));
+    return count;
 }
 
 ValidateMode validate_mode(const SettingValue& given) {
@@ -137,6 +148,10 @@ const std::vector<Setting> kSettings = {
      [](const SettingValue& v, Options& o) {
          o.validate_timeout_s = static_cast<double>(seconds(v, kMaxTimeoutSeconds).count()) / 1000;
      }},
+    {"--worker-processes", "PROVISION_WORKER_PROCESSES", "N",
+     "processes the GPUs' validation workers are split into, each opening its GPUs from a thread each (default 2; "
+     "at most one per GPU)",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.worker_processes = worker_process_count(v); }},
     {{}, "PROVISION_DETECT_TIMEOUT", {}, "seconds GPU detection may take (default 20)", SettingShape::value,
      [](const SettingValue& v, Options& o) { o.detect.time_limit = seconds(v, kMaxTimeoutSeconds); }},
     {"--repeat", "PROVISION_REPEAT", "SECONDS",

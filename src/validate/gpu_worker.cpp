@@ -1,15 +1,19 @@
 // The child's side of validation, the GPU worker process (`provision
-// __check-worker`): opens one GPU and runs the checks its parent sends.
-// The GPU is opened (its CUDA context created, the slowest step) at once,
+// __check-worker`): opens its GPUs, a thread each, and runs the checks its
+// parent sends.  A GPU is opened (its CUDA context created, the slowest step) at once,
 // while the checks' host halves — random inputs and fp64 references — are
 // prepared on other threads as soon as the names arrive; the link commands
 // are prepared beside the kernels and finished after them (worker_links.h).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <condition_variable>
 #include <csignal>
+#include <deque>
+#include <functional>
 #include <future>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -51,10 +55,14 @@ void die_for_fault(const std::string& fault) {
     if (fault == "killed") std::raise(SIGKILL);
 }
 
+// Where a GPU's input lines come from: the worker's stdin, or (a worker of
+// several GPUs) the lines its stdin tagged for that GPU.  False at the end.
+using LineSource = std::function<bool(std::string&)>;
+
 // The check names up to the empty line that ends them (or the end of input).
-std::vector<std::string> read_check_names(std::istream& in) {
+std::vector<std::string> read_check_names(const LineSource& next_line) {
     std::vector<std::string> names;
-    for (std::string line; std::getline(in, line) && !line.empty();) names.push_back(line);
+    for (std::string line; next_line(line) && !line.empty();) names.push_back(line);
     return names;
 }
 
@@ -68,14 +76,14 @@ struct WorkerSettings {
     std::string cuda_library = "libcuda.so.1";  // the driver a simulated worker opens its GPU through
 };
 
-void print(std::ostream& out, const std::string& line) { out << line << '\n' << std::flush; }  // survives a later kill
-
-// The worker's command line; nullopt (the error on `err`) when it is wrong.
-std::optional<WorkerSettings> read_settings(const std::vector<std::string>& args, std::ostream& err) {
-    CLI::App app{"provision's validation worker: opens one GPU and runs the checks named on stdin"};
+// The worker's command line, one settings per GPU; nullopt (the error on
+// `err`) when it is wrong.
+std::optional<std::vector<WorkerSettings>> read_settings(const std::vector<std::string>& args, std::ostream& err) {
+    CLI::App app{"provision's validation worker: opens its GPUs and runs the checks named on stdin"};
     WorkerSettings settings;
-    app.add_option("--gpu", settings.gpu, "CUDA index of the GPU")->required();
-    app.add_option("--as", settings.source, "the GPU's index as the workload sees it (default: --gpu)");
+    std::vector<int> gpus, sources;
+    app.add_option("--gpu", gpus, "CUDA index of a GPU (once per GPU)")->required()->take_all();
+    app.add_option("--as", sources, "each GPU's index as the workload sees it (default: --gpu)")->take_all();
     app.add_option("--mode", settings.mode, "quick or full")->check(CLI::IsMember({"quick", "full"}));
     if constexpr (kFaultInjection) {
         app.add_option("--fault", settings.fault, "test-only: PATTERN=FAULT[,...]");
@@ -86,12 +94,19 @@ std::optional<WorkerSettings> read_settings(const std::vector<std::string>& args
     try {
         std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
         app.parse(reversed);
+        if (!sources.empty() && sources.size() != gpus.size())
+            throw CLI::ValidationError("--as", "give it once per --gpu, or not at all");
     } catch (const CLI::ParseError& error) {
         err << fmt::format("provision __check-worker: {}\n", error.what());
         return std::nullopt;
     }
-    if (settings.source < 0) settings.source = settings.gpu;
-    return settings;
+    std::vector<WorkerSettings> each;
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+        each.push_back(settings);
+        each.back().gpu = gpus[i];
+        each.back().source = sources.empty() ? gpus[i] : sources[i];
+    }
+    return each;
 }
 
 using PreparedChecks = std::vector<std::future<std::unique_ptr<kernels::PreparedCheck>>>;
@@ -114,19 +129,24 @@ PreparedChecks prepare_host_halves(const std::vector<std::string>& names, const 
     return prepared;
 }
 
-// Lines written by the checks and the links' thread alike, whole.
+// Lines written by the checks and the links' threads alike, whole and
+// flushed at once, so that they survive a later kill; a worker of several
+// GPUs tags each with its GPU.
 class LinePrinter {
 public:
     explicit LinePrinter(std::ostream& out) : out_(out) {}
-    void operator()(const std::string& line) {
+    void print(const std::string& line, std::optional<int> tag = std::nullopt) {
         std::lock_guard lock(mutex_);
-        print(out_, line);
+        if (tag) out_ << *tag << ':';
+        out_ << line << '\n' << std::flush;
     }
 
 private:
     std::ostream& out_;
     std::mutex mutex_;
 };
+
+using PrintLine = std::function<void(const std::string&)>;
 
 // One check's device half, its outcome timed; `waited_ms` grows by how long
 // it waited for its host half once the GPU was open.
@@ -160,7 +180,7 @@ CheckOutcome run_one_check(const std::string& name, std::future<std::unique_ptr<
 // judgements that leave the GPU mostly idle one after another.  The full
 // mode's throughput measurements run one after another, alone on the GPU.
 double run_checks(const std::vector<std::string>& names, PreparedChecks& prepared, const WorkerSettings& settings,
-                  const kernels::OpenedDevice& device, const SimulatedDevice& simulated, LinePrinter& printer) {
+                  const kernels::OpenedDevice& device, const SimulatedDevice& simulated, const PrintLine& printer) {
     std::vector<double> waited(names.size(), 0);
     const bool together = parse_validate_mode(settings.mode) == ValidateMode::quick && device.ok && !settings.simulate;
     if (!together) {
@@ -179,13 +199,10 @@ double run_checks(const std::vector<std::string>& names, PreparedChecks& prepare
     return total;
 }
 
-}  // namespace
-
-int run_check_worker(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
-    const Clock::time_point start = Clock::now();
-    const auto settings = read_settings(args, err);
-    if (!settings) return 2;
-
+// One GPU: opened at once, its checks run as their names arrive, then its
+// link commands until its input ends.
+void serve_gpu(const WorkerSettings& settings, Clock::time_point start, const LineSource& next_line,
+               const PrintLine& printer) {
     // The input, read on a thread of its own: the names (each check's host
     // half starts as soon as they arrive, while the GPU is being opened),
     // then the link commands, handed to the links' thread as they come.
@@ -194,19 +211,19 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
     std::promise<WorkerLinks*> links_promise;
     auto links_future = links_promise.get_future().share();
     std::thread reader([&] {
-        auto names = read_check_names(in);
-        auto prepared = prepare_host_halves(names, *settings);
+        auto names = read_check_names(next_line);
+        auto prepared = prepare_host_halves(names, settings);
         const bool any = !names.empty();
         named.set_value({std::move(names), std::move(prepared)});
         if (!any) return;
         WorkerLinks* links = links_future.get();
-        for (std::string line; std::getline(in, line);) links->add(line);
+        for (std::string line; next_line(line);) links->add(line);
         links->end_of_input();
     });
 
-    SimulatedDevice simulated(settings->cuda_library);
+    SimulatedDevice simulated(settings.cuda_library);
     const kernels::OpenedDevice device =
-        settings->simulate ? simulated.open(settings->gpu) : kernels::open_device(settings->gpu);
+        settings.simulate ? simulated.open(settings.gpu) : kernels::open_device(settings.gpu);
     WorkerReady ready;
     ready.loaded = process_start();
     ready.at = Clock::now();
@@ -215,31 +232,102 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
     if (device.ok) ready.capability = fmt::format("{}.{}", device.major, device.minor);
     ready.error = device.ok ? std::string() : device.detail;
     ready.full = device.full;
-    LinePrinter printer(out);
     printer(format_ready_line(ready));
 
-    WorkerLinkSettings link_settings{settings->gpu, settings->source, device.pci_bus_id, settings->fault,
+    WorkerLinkSettings link_settings{settings.gpu, settings.source, device.pci_bus_id, settings.fault,
                                      device.ok ? std::string() : device.detail, false,
-                                     settings->simulate ? &simulated : nullptr};
-    link_settings.host_link_beside_checks = parse_validate_mode(settings->mode) == ValidateMode::quick;
-    WorkerLinks links(link_settings, [&printer](const std::string& line) { printer(line); });
+                                     settings.simulate ? &simulated : nullptr};
+    link_settings.host_link_beside_checks = parse_validate_mode(settings.mode) == ValidateMode::quick;
+    WorkerLinks links(link_settings, printer);
     links_promise.set_value(&links);
     auto [names, prepared] = named_future.get();
     if (names.empty()) {
         reader.join();
         links.end_of_input();
-        return 0;  // not needed
+        return;  // not needed
     }
-    const double waited_ms = run_checks(names, prepared, *settings, device, simulated, printer);
+    const double waited_ms = run_checks(names, prepared, settings, device, simulated, printer);
     links.checks_done();
     links.wait();  // until the parent's input ends
     reader.join();
     // `done` first: the parent moves on at it, and the buffers go with the
     // process anyway.
     printer(format_done_line(Clock::now(), waited_ms));
-    kernels::release_peer_exports();
+    kernels::release_peer_exports(settings.gpu);
     // Test-only: a teardown as slow as a driver's can be (the parent never waits for it).
-    if (fault_for_check(settings->fault, "teardown") == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (fault_for_check(settings.fault, "teardown") == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
+// The lines one GPU of a worker of several is given, handed over by the
+// thread that reads the worker's input.
+class LineQueue {
+public:
+    void push(std::string line) {
+        std::lock_guard lock(mutex_);
+        if (!ended_) lines_.push_back(std::move(line));
+        changed_.notify_all();
+    }
+    void end() {
+        std::lock_guard lock(mutex_);
+        ended_ = true;
+        changed_.notify_all();
+    }
+    bool pop(std::string& line) {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [this] { return !lines_.empty() || ended_; });
+        if (lines_.empty()) return false;
+        line = std::move(lines_.front());
+        lines_.pop_front();
+        return true;
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<std::string> lines_;
+    bool ended_ = false;
+};
+
+// Several GPUs in one process, a thread each (one process's cuInit and
+// contexts cost what one GPU's do when they run at once: docs/DESIGN.md,
+// "Validation"), their lines tagged both ways.
+void serve_gpus(const std::vector<WorkerSettings>& gpus, Clock::time_point start, std::istream& in, LinePrinter& printer) {
+    std::map<int, LineQueue> queues;  // by the GPU's index as the workload sees it
+    for (const WorkerSettings& gpu : gpus) queues[gpu.source];
+    std::vector<std::thread> threads;
+    for (const WorkerSettings& gpu : gpus)
+        threads.emplace_back([&, gpu] {
+            LineQueue& queue = queues.at(gpu.source);
+            serve_gpu(gpu, start, [&queue](std::string& line) { return queue.pop(line); },
+                      [&printer, tag = gpu.source](const std::string& line) { printer.print(line, tag); });
+        });
+    for (std::string line; std::getline(in, line);) {
+        const auto input = parse_tagged_input(line);
+        const auto queue = input ? queues.find(input->gpu) : queues.end();
+        if (queue == queues.end()) continue;  // no GPU of this worker's: nothing to do with it
+        if (input->end) {
+            queue->second.end();
+        } else {
+            queue->second.push(input->text);
+        }
+    }
+    for (auto& [gpu, queue] : queues) queue.end();
+    for (auto& thread : threads) thread.join();
+}
+
+}  // namespace
+
+int run_check_worker(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+    const Clock::time_point start = Clock::now();
+    const auto settings = read_settings(args, err);
+    if (!settings) return 2;
+    LinePrinter printer(out);
+    if (settings->size() > 1) {
+        serve_gpus(*settings, start, in, printer);
+        return 0;
+    }
+    serve_gpu(settings->front(), start, [&in](std::string& line) { return static_cast<bool>(std::getline(in, line)); },
+              [&printer](const std::string& line) { printer.print(line); });
     return 0;
 }
 

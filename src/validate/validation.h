@@ -31,6 +31,13 @@ struct ValidationOptions {
     // the checks out instead of running kernels.
     bool simulate = false;
     std::string cuda_library = "libcuda.so.1";
+    // How many processes the GPUs' workers are split into, each opening its
+    // GPUs from a thread each (at most one process per GPU).  Two: on 4 x
+    // H100 two processes of two GPUs cost what one process does, and a
+    // process per GPU 14% more (docs/DESIGN.md, "Validation"); two keep a
+    // process between the halves for the pairs NCCL's ranks share memory
+    // across.
+    int worker_processes = 2;
 };
 
 struct GpuChecks {
@@ -89,16 +96,24 @@ struct ValidationRun {
     std::vector<int> full_gpus;  // GPUs whose worker found no room for a context (out of memory, exclusive)
 };
 
-// Where one worker runs.
+// Where one GPU's worker runs.
 struct WorkerTarget {
     int gpu = 0;              // CUDA index as the workload sees it
-    // CUDA_VISIBLE_DEVICES for the worker: this GPU alone, so its cuInit
-    // meets no other GPU.  Empty: provision's own, the GPU found by `gpu`.
+    // The CUDA_VISIBLE_DEVICES entry of this GPU: its process sees its own
+    // GPUs alone, so its cuInit meets no other.  Empty: provision's own,
+    // the GPU found by `gpu`.
     std::string visible;
     std::string uuid;         // when known, the GPU the worker must have opened
 };
 
-// The workers of one run.  Each starts opening its GPU when it is started;
+// The processes `targets` are started in: at most `processes` of them, each
+// a run of consecutive targets (so that an entry CUDA cannot open hides, in
+// its process, only GPUs it hides from the workload too), as even as can
+// be, the larger first.
+std::vector<std::vector<WorkerTarget>> worker_processes_for(const std::vector<WorkerTarget>& targets, int processes);
+
+// The workers of one run, a GPU's each, in worker_processes_for's processes.
+// Each starts opening its GPU when it is started;
 // run() hands out the checks, collects the results and returns once every
 // worker has said `done` (or was killed at its limit); each is let go at
 // that line, and the driver's teardown of its context goes on without
@@ -138,8 +153,14 @@ public:
     std::vector<Times> times() const;
 
 private:
+    struct Process;
     struct Worker;
     Worker* worker_of(int gpu) const;
+    // At `done`: the worker has ended; its process is let go once every GPU
+    // of it has.
+    void let_go(Worker& done);
+    // Past its limit: its process is killed, with the GPUs it shares it with.
+    void kill_at_limit(Worker& late);
     // Waits until each worker of `waiting` is `complete`, has ended, or is
     // past its deadline (then killed), reading its output as it comes.
     template <typename Complete>

@@ -19,10 +19,16 @@ std::string last_line(const std::string& text) {
 
 // Why a check has no result, from how the worker ended.
 CheckOutcome missing(const GpuChecks& job, const std::string& name, const ChildOutcome& child,
-                     const WorkerOutput& output, double timeout_s) {
+                     const WorkerOutput& output, double timeout_s, std::optional<int> killed_for) {
     CheckOutcome outcome{job.gpu, name, CheckStatus::error, 0, 0, 0, 0, {}};
     if (!child.start_error.empty()) {
         outcome.detail = fmt::format("the validation worker could not start: {}", child.start_error);
+        return outcome;
+    }
+    if (child.timed_out && killed_for) {
+        outcome.detail = fmt::format("no result: GPU {}, opened by the same worker process, had none within {:g} s, "
+                                     "and the process was killed",
+                                     *killed_for, timeout_s);
         return outcome;
     }
     if (child.timed_out) {
@@ -51,7 +57,7 @@ bool same_uuid(const std::string& a, const std::string& b) { return lowercase(a)
 
 std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const ChildOutcome& child,
                                                const WorkerOutput& output, double timeout_s,
-                                               const std::string& expected_uuid) {
+                                               const std::string& expected_uuid, std::optional<int> killed_for) {
     std::vector<CheckOutcome> outcomes;
     const bool other_gpu = output.ready && !output.ready->uuid.empty() && !expected_uuid.empty() &&
                            !same_uuid(output.ready->uuid, expected_uuid);
@@ -63,7 +69,7 @@ std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const Child
                                             "workload): its results do not count",
                                             printable(output.ready->uuid, 64), expected_uuid, job.gpu)});
         } else if (found == output.results.end()) {
-            outcomes.push_back(missing(job, name, child, output, timeout_s));
+            outcomes.push_back(missing(job, name, child, output, timeout_s, killed_for));
         } else {
             CheckOutcome outcome = found->second;
             outcome.gpu = job.gpu;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <istream>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -17,10 +18,13 @@ namespace provision {
 // (could not start, could not open its GPU, died of a signal, exited
 // without a result, printed something else) with the last line of its
 // stderr.  A worker that opened another GPU than `expected_uuid` (when both
-// are known) has every check an error that names both.
+// are known) has every check an error that names both.  `killed_for`: the
+// GPU whose limit killed the process this GPU's worker shared with it (its
+// missing checks are errors that say so, not timeouts).
 std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const ChildOutcome& child,
                                                const WorkerOutput& output, double timeout_s,
-                                               const std::string& expected_uuid = {});
+                                               const std::string& expected_uuid = {},
+                                               std::optional<int> killed_for = std::nullopt);
 
 // check_worker_main with its streams passed in (for tests).
 int run_check_worker(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);

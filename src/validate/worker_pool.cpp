@@ -15,19 +15,42 @@ namespace provision {
 
 using Clock = std::chrono::steady_clock;
 
+// One worker process: a GPU's alone, or several GPUs' (a thread each, its
+// lines tagged with the GPU: worker_protocol.h).
+struct WorkerPool::Process {
+    std::unique_ptr<ChildProcess> child;
+    bool tagged = false;
+};
+
+// One GPU's worker: its share of a process.
 struct WorkerPool::Worker {
     WorkerTarget target;
-    std::unique_ptr<ChildProcess> process;
+    std::shared_ptr<Process> host;
     std::vector<std::string> checks;  // what it was given
     Clock::time_point deadline{};
     bool ended = false;               // exited, killed, or let go after `done`
+    bool input_ended = false;
+    std::optional<int> killed_for;    // the GPU whose limit killed the process it shared
     WorkerOutput output;
 
+    ChildProcess& process() const { return *host->child; }
     void read() {
-        process->read_available();
-        output = parse_worker_output(process->out());
+        process().read_available();
+        output = parse_worker_output(host->tagged ? lines_tagged(target.gpu, process().out()) : process().out());
     }
-    bool alive() const { return !ended && process->running(); }
+    bool alive() const { return !ended && process().running(); }
+    void write(const std::string& text) { process().write_input(host->tagged ? tag_lines(target.gpu, text) : text); }
+    void end_input() {
+        if (input_ended) return;
+        input_ended = true;
+        if (host->tagged) {
+            process().write_input(format_end_of_input(target.gpu));
+        } else {
+            process().close_input();
+        }
+    }
+    // Killed at its own limit, not a GPU's it shared its process with.
+    bool killed_at_limit() const { return process().outcome().timed_out && !killed_for; }
 };
 
 namespace {
@@ -42,9 +65,31 @@ bool checks_answered(const WorkerOutput& output, const std::vector<std::string>&
 
 }  // namespace
 
+std::vector<std::vector<WorkerTarget>> worker_processes_for(const std::vector<WorkerTarget>& targets, int processes) {
+    // Targets that name their GPU by CUDA_VISIBLE_DEVICES and those found by
+    // provision's own are never in one process: one environment each.
+    std::vector<std::vector<WorkerTarget>> layout;
+    for (const bool named : {true, false}) {
+        std::vector<WorkerTarget> kind;
+        for (const WorkerTarget& target : targets)
+            if (target.visible.empty() != named) kind.push_back(target);
+        const std::size_t count = std::min(kind.size(), static_cast<std::size_t>(std::max(processes, 1)));
+        std::size_t next = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::size_t size = kind.size() / count + (i < kind.size() % count ? 1 : 0);
+            layout.emplace_back(kind.begin() + static_cast<std::ptrdiff_t>(next),
+                                kind.begin() + static_cast<std::ptrdiff_t>(next + size));
+            next += size;
+        }
+    }
+    return layout;
+}
+
 WorkerPool::WorkerPool(ValidationOptions options) : options_(std::move(options)) {}
 
-WorkerPool::~WorkerPool() = default;  // each ChildProcess kills what still runs
+WorkerPool::~WorkerPool() {
+    for (auto& worker : workers_) worker->end_input();  // each ChildProcess then kills what still runs
+}
 
 bool WorkerPool::any() const { return !workers_.empty(); }
 
@@ -55,26 +100,61 @@ WorkerPool::Worker* WorkerPool::worker_of(int gpu) const {
 }
 
 void WorkerPool::keep(const std::vector<WorkerTarget>& targets) {
+    // A worker not needed is told so (it leaves its GPU at once); a process
+    // none of whose GPUs is needed is killed with its last worker.
     std::erase_if(workers_, [&](const std::unique_ptr<Worker>& worker) {
-        return std::none_of(targets.begin(), targets.end(),
-                            [&](const WorkerTarget& target) { return target.gpu == worker->target.gpu; });
+        const bool needed = std::any_of(targets.begin(), targets.end(),
+                                        [&](const WorkerTarget& target) { return target.gpu == worker->target.gpu; });
+        if (!needed) worker->end_input();
+        return !needed;
     });
+    std::vector<WorkerTarget> starting;
     for (const WorkerTarget& target : targets) {
         if (Worker* existing = worker_of(target.gpu)) {
             if (!target.uuid.empty()) existing->target.uuid = target.uuid;
-            continue;
+        } else {
+            starting.push_back(target);
         }
-        auto worker = std::make_unique<Worker>();
-        worker->target = target;
-        std::vector<std::string> command = {options_.self_exe};
-        // A worker that sees only its GPU finds it at CUDA index 0.
-        for (auto& arg : worker_arguments(target.visible.empty() ? target.gpu : 0, target.gpu, options_))
-            command.push_back(std::move(arg));
-        std::map<std::string, std::string> environment;
-        if (!target.visible.empty()) environment["CUDA_VISIBLE_DEVICES"] = target.visible;
-        worker->process = std::make_unique<ChildProcess>(command, environment);
-        workers_.push_back(std::move(worker));
     }
+    for (const std::vector<WorkerTarget>& members : worker_processes_for(starting, options_.worker_processes)) {
+        auto host = std::make_shared<Process>();
+        host->tagged = members.size() > 1;
+        std::vector<WorkerGpu> gpus;
+        std::string visible;
+        for (const WorkerTarget& target : members) {
+            // A worker that sees only its GPUs finds them at CUDA index 0, 1, ...
+            gpus.push_back({target.visible.empty() ? target.gpu : static_cast<int>(gpus.size()), target.gpu});
+            visible += (visible.empty() ? "" : ",") + target.visible;
+        }
+        std::vector<std::string> command = {options_.self_exe};
+        for (auto& arg : worker_arguments(gpus, options_)) command.push_back(std::move(arg));
+        std::map<std::string, std::string> environment;
+        if (!visible.empty()) environment["CUDA_VISIBLE_DEVICES"] = visible;
+        host->child = std::make_unique<ChildProcess>(command, environment);
+        for (const WorkerTarget& target : members) {
+            auto worker = std::make_unique<Worker>();
+            worker->target = target;
+            worker->host = host;
+            workers_.push_back(std::move(worker));
+        }
+    }
+}
+
+void WorkerPool::let_go(Worker& done) {
+    done.ended = true;
+    // The process tears its contexts down without provision once every GPU
+    // of it has said `done`.
+    const bool all_done = std::all_of(workers_.begin(), workers_.end(), [&](const std::unique_ptr<Worker>& worker) {
+        return worker->host != done.host || worker->output.done;
+    });
+    if (all_done) done.process().let_go();
+    done.process().poll_exit();
+}
+
+void WorkerPool::kill_at_limit(Worker& late) {
+    late.process().kill(true);
+    for (auto& worker : workers_)
+        if (worker->host == late.host && worker.get() != &late && !worker->ended) worker->killed_for = late.target.gpu;
 }
 
 template <typename Complete>
@@ -88,20 +168,18 @@ void WorkerPool::wait_for(const std::vector<Worker*>& waiting, Complete complete
             if (worker->output.done) {
                 // Its results are in; the driver tears its context down
                 // without provision waiting for it.
-                worker->process->let_go();
-                worker->process->poll_exit();
-                worker->ended = true;
+                let_go(*worker);
             } else if (complete(*worker)) {
                 continue;
-            } else if (worker->process->poll_exit()) {
+            } else if (worker->process().poll_exit()) {
                 worker->read();
                 worker->ended = true;
             } else if (Clock::now() >= worker->deadline) {
-                worker->process->kill(true);
+                kill_at_limit(*worker);
                 worker->read();
                 worker->ended = true;
             } else {
-                running.push_back(worker->process.get());
+                running.push_back(&worker->process());
                 next_deadline = std::min(next_deadline, worker->deadline);
             }
         }
@@ -134,7 +212,7 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
         Worker* worker = job.checks.empty() ? nullptr : worker_of(job.gpu);
         if (!worker || !worker->checks.empty()) continue;
         worker->checks = job.checks;
-        if (!worker->process->start_error().empty()) {
+        if (!worker->process().start_error().empty()) {
             worker->ended = true;
             continue;
         }
@@ -144,14 +222,14 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
         // GPU (up to its `ready` line, or until now when it has not said it
         // yet) and what it is given from now on.
         const Clock::time_point opened = worker->output.ready ? std::min(worker->output.ready->at, now) : now;
-        worker->deadline = now + (limit - (opened - worker->process->started_at()));
+        worker->deadline = now + (limit - (opened - worker->process().started_at()));
         std::string input = format_check_list(job.checks);
         if (links.host_links) input += format_host_link_command(links.host_bytes, links.repeats);
         if (links.host_memory) input += format_host_memory_command();
         if (exporting(job.gpu)) input += format_export_command(job.gpu, links.peer_bytes, links.peer_path);
-        worker->process->write_input(input);
+        worker->write(input);
         // Nothing more to say: it ends after these.
-        if (!exporting(job.gpu) && links.nccl_library.empty()) worker->process->close_input();
+        if (!exporting(job.gpu) && links.nccl_library.empty()) worker->end_input();
         started.push_back(worker);
     }
     // A worker has done its own part when its checks and host measurements
@@ -189,8 +267,8 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
     for (const GpuChecks& job : work) {
         const Worker* worker = job.checks.empty() ? nullptr : worker_of(job.gpu);
         if (!worker) continue;
-        for (auto& outcome : outcomes_from_worker(job, worker->process->outcome(), worker->output, options_.timeout_s,
-                                                  worker->target.uuid))
+        for (auto& outcome : outcomes_from_worker(job, worker->process().outcome(), worker->output, options_.timeout_s,
+                                                  worker->target.uuid, worker->killed_for))
             result.checks.push_back(std::move(outcome));
         if (links.host_links && worker->output.host_link && worker->output.host_link->ok) {
             const HostLinkLine& line = *worker->output.host_link;
@@ -214,7 +292,7 @@ void WorkerPool::let_go_at_done() {
     // the destructor to kill or spare depending on when its line arrived.
     std::vector<Worker*> finishing;
     for (auto& worker : workers_) {
-        worker->process->close_input();
+        worker->end_input();
         if (worker->ended) continue;
         worker->deadline = Clock::now() + limit_of(options_.timeout_s);
         finishing.push_back(worker.get());
@@ -234,7 +312,7 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
     // Rank 0 makes the communicator's id; every rank joins with it.
     Worker* first = ranks.front();
     first->deadline = Clock::now() + limit;
-    first->process->write_input(format_nccl_id_command(links.nccl_library));
+    first->write(format_nccl_id_command(links.nccl_library));
     wait_for({first}, [](const Worker& worker) { return worker.output.nccl_id.has_value(); });
     if (!first->output.nccl_id || !first->output.nccl_id->ok) {
         result.status = PeerCopyStatus::error;
@@ -245,7 +323,7 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
     }
     for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
         ranks[rank]->deadline = Clock::now() + limit;
-        ranks[rank]->process->write_input(format_nccl_all_reduce_command(
+        ranks[rank]->write(format_nccl_all_reduce_command(
             result.ranks, static_cast<int>(rank), links.nccl_bytes, links.nccl_repeats, first->output.nccl_id->id,
             links.nccl_library));
     }
@@ -254,7 +332,7 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
     for (const Worker* worker : ranks) {
         const auto& line = worker->output.nccl;
         if (!line) {
-            const bool killed = worker->process->outcome().timed_out;
+            const bool killed = worker->killed_at_limit();
             result.status = killed ? PeerCopyStatus::timeout : PeerCopyStatus::error;
             result.detail = killed ? fmt::format("GPU {}'s rank did not finish within {:g} s; its worker was killed",
                                                  worker->target.gpu, options_.timeout_s)
@@ -285,7 +363,7 @@ void WorkerPool::export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs
                 std::find(asked.begin(), asked.end(), worker) != asked.end())
                 continue;
             worker->deadline = std::max(worker->deadline, Clock::now() + limit_of(options_.timeout_s));
-            worker->process->write_input(format_export_command(gpu, links.peer_bytes, path));
+            worker->write(format_export_command(gpu, links.peer_bytes, path));
             asked.push_back(worker);
         }
     wait_for(asked, [&](const Worker& worker) { return worker.output.exported.count(path) > 0; });
@@ -325,7 +403,10 @@ std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIn
                 if (!why.empty()) break;
                 const auto exported = worker->output.exported.find(path);
                 if (!worker->alive()) {
-                    why = fmt::format("the worker of GPU {} had stopped", worker->target.gpu);
+                    why = worker->killed_for ? fmt::format("the worker of GPU {} had stopped: its process was killed "
+                                                           "when GPU {}, which it shared, passed its limit",
+                                                           worker->target.gpu, *worker->killed_for)
+                                             : fmt::format("the worker of GPU {} had stopped", worker->target.gpu);
                 } else if (exported == worker->output.exported.end() || !exported->second.ok) {
                     export_failed = exported != worker->output.exported.end();
                     why = fmt::format("GPU {} could not export its buffer: {}", worker->target.gpu,
@@ -341,7 +422,7 @@ std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIn
             // Each pulls the other's buffer: both ways at once.
             for (auto [to, from] : {std::pair{second, first}, std::pair{first, second}}) {
                 to->deadline = std::max(to->deadline, Clock::now() + limit);
-                to->process->write_input(format_pull_command(from->target.gpu, links.peer_bytes, links.repeats, path,
+                to->write(format_pull_command(from->target.gpu, links.peer_bytes, links.repeats, path,
                                                              from->output.exported.at(path).handle));
                 pulling.push_back(to);
             }
@@ -373,7 +454,7 @@ std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIn
             const bool backward_in = backward != first->output.pulled.end();
             if (!forward_in || !backward_in) {
                 const Worker* silent = !forward_in ? second : first;
-                const bool killed = silent->process->outcome().timed_out;
+                const bool killed = silent->killed_at_limit();
                 record(pair, killed ? PeerCopyStatus::timeout : PeerCopyStatus::error,
                        killed ? fmt::format("the copy to GPU {} did not finish within {:g} s; its worker was killed",
                                             silent->target.gpu, options_.timeout_s)
@@ -430,7 +511,7 @@ std::vector<WorkerPool::Times> WorkerPool::times() const {
     std::vector<Times> times;
     for (const auto& worker : workers_) {
         if (worker->checks.empty()) continue;
-        Times entry{worker->target.gpu, worker->process->started_at(), {}, {}, worker->output.done};
+        Times entry{worker->target.gpu, worker->process().started_at(), {}, {}, worker->output.done};
         if (worker->output.ready && worker->output.ready->loaded.time_since_epoch().count() > 0)
             entry.running = worker->output.ready->loaded;
         if (worker->output.ready && worker->output.ready->error.empty()) entry.ready = worker->output.ready->at;

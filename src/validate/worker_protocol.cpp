@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace provision {
@@ -115,12 +116,12 @@ std::optional<toml::table> parse_line(const std::string& line) {
 
 }  // namespace
 
-std::vector<std::string> worker_arguments(int cuda_device, int workload_gpu, const ValidationOptions& options) {
-    std::vector<std::string> args = {"__check-worker", "--gpu", std::to_string(cuda_device), "--mode",
-                                     std::string(to_string(options.mode))};
-    if (workload_gpu != cuda_device) {
-        args.push_back("--as");
-        args.push_back(std::to_string(workload_gpu));
+std::vector<std::string> worker_arguments(const std::vector<WorkerGpu>& gpus, const ValidationOptions& options) {
+    std::vector<std::string> args = {"__check-worker", "--mode", std::string(to_string(options.mode))};
+    const bool renamed = std::any_of(gpus.begin(), gpus.end(), [](const WorkerGpu& gpu) { return gpu.workload_gpu != gpu.cuda_device; });
+    for (const WorkerGpu& gpu : gpus) {
+        args.insert(args.end(), {"--gpu", std::to_string(gpu.cuda_device)});
+        if (renamed) args.insert(args.end(), {"--as", std::to_string(gpu.workload_gpu)});
     }
     if (!options.fault.empty()) {
         args.push_back("--fault");
@@ -132,6 +133,38 @@ std::vector<std::string> worker_arguments(int cuda_device, int workload_gpu, con
         args.push_back(options.cuda_library);
     }
     return args;
+}
+
+std::string tag_lines(int gpu, const std::string& text) {
+    std::string tagged;
+    std::size_t start = 0;
+    for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+        tagged += fmt::format("{}:{}\n", gpu, std::string_view(text).substr(start, end - start));
+    return tagged;
+}
+
+std::string format_end_of_input(int gpu) { return fmt::format("{}!\n", gpu); }
+
+std::string lines_tagged(int gpu, const std::string& output) {
+    const std::string tag = fmt::format("{}:", gpu);
+    std::string lines;
+    std::size_t start = 0;
+    for (std::size_t end; (end = output.find('\n', start)) != std::string::npos; start = end + 1)
+        if (output.compare(start, tag.size(), tag) == 0)
+            lines.append(output, start + tag.size(), end + 1 - start - tag.size());
+    return lines;
+}
+
+std::optional<TaggedInput> parse_tagged_input(const std::string& line) {
+    const std::size_t mark = line.find_first_of(":!");
+    if (mark == 0 || mark == std::string::npos || line.find_first_not_of("0123456789") != mark || mark > 9)
+        return std::nullopt;
+    TaggedInput input;
+    input.gpu = std::stoi(line.substr(0, mark));
+    input.end = line[mark] == '!';
+    if (input.end && mark + 1 != line.size()) return std::nullopt;
+    input.text = line.substr(mark + 1);
+    return input;
 }
 
 std::string format_check_list(const std::vector<std::string>& checks) {

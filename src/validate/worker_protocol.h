@@ -54,9 +54,32 @@
 
 namespace provision {
 
-// The worker's command line, without the program path: it opens CUDA device
-// `cuda_device`, which the workload sees as `workload_gpu`.
-std::vector<std::string> worker_arguments(int cuda_device, int workload_gpu, const ValidationOptions& options);
+// One GPU of a worker: it opens CUDA device `cuda_device` (in the worker's
+// own CUDA_VISIBLE_DEVICES), which the workload sees as `workload_gpu`.
+struct WorkerGpu {
+    int cuda_device = 0;
+    int workload_gpu = 0;
+};
+
+// The worker's command line, without the program path: `--gpu` (and `--as`)
+// once per GPU.
+std::vector<std::string> worker_arguments(const std::vector<WorkerGpu>& gpus, const ValidationOptions& options);
+
+// A worker of several GPUs opens each from a thread of its own and tags
+// every line, in and out, with the GPU's index as the workload sees it:
+//     3:ready = { ... }
+// and the parent ends one GPU's input with "3!" (the end of the whole
+// input ends every GPU's).  A worker of one GPU tags nothing.
+std::string tag_lines(int gpu, const std::string& text);
+std::string format_end_of_input(int gpu);
+// The whole lines of a worker's output tagged with `gpu`, untagged.
+std::string lines_tagged(int gpu, const std::string& output);
+struct TaggedInput {
+    int gpu = 0;
+    bool end = false;  // "N!": GPU N's input ends
+    std::string text;
+};
+std::optional<TaggedInput> parse_tagged_input(const std::string& line);
 
 // What the parent writes to a worker's input: the names and the end mark.
 std::string format_check_list(const std::vector<std::string>& checks);

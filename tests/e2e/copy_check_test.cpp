@@ -3,6 +3,8 @@
 // test-only simulated worker acts the copies out, a planted fault
 // (PROVISION_TEST_FAULT) making one hang, deliver wrong bytes or crawl, so
 // that every measured link finding is produced by the real pipeline.
+#include <map>
+
 #include <catch2/catch.hpp>
 
 #include "harness.h"
@@ -112,6 +114,38 @@ TEST_CASE("copy check: a copy that hangs is stopped at the limit and the pair is
     reliability::record("pod", "2 RTX 4090: a peer copy hangs (planted), --validate-timeout 1",
                         "the worker is killed at the limit; the pair p2p_broken (timeout); NCCL_P2P_DISABLE=1; "
                         "exit 0, degraded",
+                        "nothing");
+}
+
+TEST_CASE("copy check: a copy that hangs between two worker processes kills both; the pairs come out as with a "
+          "process per GPU", "[copy-check]") {
+    if (skip_without_fault_injection()) return;
+    // Four GPUs in two worker processes (0 and 1, 2 and 3); the rounds are
+    // 0-3 1-2, then 0-2 1-3, then 0-1 2-3.  The copy between 0 and 2 hangs on
+    // both sides, so both processes are killed at the limit, with GPUs 1 and
+    // 3 in them, as their own round ends.
+    std::map<std::string, std::string> statuses[2];
+    for (const int processes : {2, 4}) {
+        INFO(processes << " worker processes");
+        TempDir dir;
+        const auto result = copy_checked(dir, "pod-4x-a100-nvlink-bridges", "link.0-2=hang",
+                                         {"--validate-timeout", "1", "--worker-processes", std::to_string(processes)});
+        INFO(result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["validation"]["status"] == "passed");  // every GPU's checks were done before the copies
+        REQUIRE(report["links"].size() == 6);
+        for (const auto& link : report["links"])
+            statuses[processes == 2 ? 0 : 1][link["gpus"].dump()] = link["check"]["status"].get<std::string>();
+    }
+    CHECK(statuses[0].at("[0,2]") == "timeout");
+    for (const char* passed : {"[1,3]", "[0,3]", "[1,2]"}) CHECK(statuses[0].at(passed) == "passed");
+    for (const char* stopped : {"[0,1]", "[2,3]"}) CHECK(statuses[0].at(stopped) == "error");
+    CHECK(statuses[0] == statuses[1]);
+    reliability::record("pod", "4 A100, two worker processes: the copy between GPUs 0 and 2 hangs (planted), "
+                        "--validate-timeout 1",
+                        "both processes killed at the limit; pair 0-2 timeout, the later pairs of GPUs 0 and 2 with "
+                        "each other's mates errors; the same statuses as a process per GPU; every check kept",
                         "nothing");
 }
 

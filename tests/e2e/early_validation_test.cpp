@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -159,12 +160,18 @@ TEST_CASE("eight GPUs' workers create their contexts at the same time, each on i
     for (const auto& interval : intervals) uuids.insert(interval.uuid);
     std::set<std::string> expected;
     for (const auto& gpu : report["gpus"]) expected.insert(gpu["uuid"].get<std::string>());
-    CHECK(uuids == expected);  // each worker saw its GPU alone, at CUDA index 0
+    CHECK(uuids == expected);  // each worker process saw its own GPUs alone, from CUDA index 0
     CHECK(most_at_once(intervals) == 8);
+    // Two worker processes, four GPUs each.
+    std::map<long, int> per_process;
+    for (const auto& interval : intervals) ++per_process[interval.pid];
+    CHECK(per_process.size() == 2);
+    for (const auto& [pid, count] : per_process) CHECK(count == 4);
+    CHECK(cuinit_pids(dir).size() == 2);
     CHECK(timing(report, "worker_ready") <= timing(report, "checks"));
     reliability::record("validation", "8 GPUs whose contexts take 400 ms each to create (fake libcuda)",
-                        "one worker per GPU, each seeing its GPU alone; all 8 contexts created at once; every check "
-                        "passed",
+                        "two worker processes of four GPUs, each seeing its own alone; all 8 contexts created at once; "
+                        "every check passed",
                         "nothing");
 }
 
@@ -363,6 +370,30 @@ TEST_CASE("eight GPUs: every worker starts before detection, the contexts are ma
                         "every worker started before detection; the 8 contexts made at once; 28 pairs in 7 rounds, "
                         "the 8 openings of a round at once; every check and pair passed",
                         "nothing");
+}
+
+TEST_CASE("eight GPUs in one worker process or in a process each: the same verdicts, the contexts made together",
+          "[early-validation][pod]") {
+    if (skip_without_fault_injection()) return;
+    for (const int processes : {1, 8}) {
+        INFO(processes << " worker processes");
+        TempDir dir;
+        const auto result = e2e::provision(
+            {"--check", "--json", "--site-packages", e2e::site_packages("torch-only"), "--worker-processes",
+             std::to_string(processes)},
+            fake_driver(dir, machine(dir, "pod-8x-h100-nvswitch", "context_delay_ms = 400\nhandle_open_delay_ms = 300")));
+        INFO("stderr: " << result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["validation"]["status"] == "passed");
+        REQUIRE(report["links"].size() == 28);
+        for (const auto& link : report["links"]) CHECK(link["check"]["status"] == "passed");
+        CHECK(cuinit_pids(dir).size() == static_cast<std::size_t>(processes));
+        CHECK(most_at_once(contexts(dir)) == 8);
+        const auto openings = opens(dir);
+        CHECK(openings.size() == 56);
+        CHECK(most_at_once(openings) == 8);
+    }
 }
 
 TEST_CASE("a worker started for a GPU that detection does not confirm is stopped and leaves nothing",

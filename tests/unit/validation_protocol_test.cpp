@@ -57,14 +57,18 @@ TEST_CASE("the worker command line names the GPU, mode and fault; the checks go 
     ValidationOptions options;
     options.mode = ValidateMode::full;
     options.fault = "*=hang";
-    CHECK(worker_arguments(2, 2, options) ==
-          std::vector<std::string>{"__check-worker", "--gpu", "2", "--mode", "full", "--fault", "*=hang"});
+    CHECK(worker_arguments({{2, 2}}, options) ==
+          std::vector<std::string>{"__check-worker", "--mode", "full", "--gpu", "2", "--fault", "*=hang"});
     // A worker that sees its GPU alone opens CUDA device 0, which the workload sees as GPU 5.
-    CHECK(worker_arguments(0, 5, options) == std::vector<std::string>{"__check-worker", "--gpu", "0", "--mode", "full",
-                                                                      "--as", "5", "--fault", "*=hang"});
+    CHECK(worker_arguments({{0, 5}}, options) == std::vector<std::string>{"__check-worker", "--mode", "full", "--gpu",
+                                                                        "0", "--as", "5", "--fault", "*=hang"});
+    // A worker of two GPUs names each.
+    CHECK(worker_arguments({{0, 4}, {1, 5}}, options) ==
+          std::vector<std::string>{"__check-worker", "--mode", "full", "--gpu", "0", "--as", "4", "--gpu", "1", "--as",
+                                   "5", "--fault", "*=hang"});
     options.simulate = true;
     options.cuda_library = "/fake/libcuda.so.1";
-    const auto simulated = worker_arguments(0, 0, options);
+    const auto simulated = worker_arguments({{0, 0}}, options);
     CHECK(std::vector<std::string>(simulated.end() - 3, simulated.end()) ==
           std::vector<std::string>{"--simulate", "--cuda-library", "/fake/libcuda.so.1"});
     CHECK(format_check_list({"attention.fp16", "gemm.tf32"}) == "attention.fp16\ngemm.tf32\n\n");
@@ -125,11 +129,76 @@ TEST_CASE("a worker given no check opens nothing more and leaves", "[validation]
     CHECK_FALSE(output.done);
 }
 
+TEST_CASE("a worker of several GPUs tags each line with its GPU, both ways", "[validation][protocol]") {
+    CHECK(tag_lines(3, "a\n\nb\n") == "3:a\n3:\n3:b\n");
+    CHECK(format_end_of_input(3) == "3!\n");
+    CHECK(lines_tagged(3, "3:a\n13:x\n3:\n1:y\n3:b\n3:cut") == "a\n\nb\n");  // a cut-off last line waits
+    const auto line = parse_tagged_input("12:gemm.tf32");
+    REQUIRE(line);
+    CHECK(line->gpu == 12);
+    CHECK_FALSE(line->end);
+    CHECK(line->text == "gemm.tf32");
+    const auto end = parse_tagged_input("12!");
+    REQUIRE(end);
+    CHECK(end->end);
+    for (const char* bad : {"", ":x", "!", "x:1", "1!x", "-1:x", "1234567890:x", "gemm.tf32"})
+        CHECK_FALSE(parse_tagged_input(bad));
+}
+
+TEST_CASE("a worker of two GPUs answers each GPU on its own tagged lines", "[validation][protocol]") {
+    // GPU 4 gets two checks; GPU 5 is told it is not needed.
+    std::istringstream in(tag_lines(4, format_check_list({"attention.fp16", "no.such.check"})) + "9:stray\n" +
+                          format_end_of_input(5) + format_end_of_input(4));
+    std::ostringstream out, err;
+    CHECK(run_check_worker({"--gpu", "0", "--as", "4", "--gpu", "1", "--as", "5"}, in, out, err) == 0);
+    const WorkerOutput four = parse_worker_output(lines_tagged(4, out.str()));
+    CHECK(four.unparsed.empty());
+    CHECK(four.ready);
+    CHECK(four.done);
+    CHECK(four.results.size() == 2);
+    const WorkerOutput five = parse_worker_output(lines_tagged(5, out.str()));
+    CHECK(five.ready);  // it opened its GPU before it learnt it was not needed
+    CHECK(five.results.empty());
+    CHECK_FALSE(five.done);
+    // Every line is one of theirs.
+    std::istringstream lines(out.str());
+    for (std::string text; std::getline(lines, text);) CHECK((text.rfind("4:", 0) == 0 || text.rfind("5:", 0) == 0));
+}
+
+TEST_CASE("the GPUs are split into at most N worker processes of consecutive GPUs", "[validation][protocol]") {
+    const auto targets = [](int count, bool named) {
+        std::vector<WorkerTarget> list;
+        for (int gpu = 0; gpu < count; ++gpu) list.push_back({gpu, named ? std::to_string(gpu) : std::string(), {}});
+        return list;
+    };
+    const auto sizes = [](const std::vector<std::vector<WorkerTarget>>& layout) {
+        std::vector<std::size_t> each;
+        for (const auto& process : layout) each.push_back(process.size());
+        return each;
+    };
+    CHECK(sizes(worker_processes_for(targets(8, true), 2)) == std::vector<std::size_t>{4, 4});
+    CHECK(sizes(worker_processes_for(targets(3, true), 2)) == std::vector<std::size_t>{2, 1});
+    CHECK(sizes(worker_processes_for(targets(2, true), 2)) == std::vector<std::size_t>{1, 1});
+    CHECK(sizes(worker_processes_for(targets(1, true), 2)) == std::vector<std::size_t>{1});
+    CHECK(sizes(worker_processes_for(targets(3, true), 64)) == std::vector<std::size_t>{1, 1, 1});
+    CHECK(sizes(worker_processes_for(targets(5, true), 1)) == std::vector<std::size_t>{5});
+    CHECK(worker_processes_for({}, 2).empty());
+    const auto eight = worker_processes_for(targets(8, true), 2);
+    CHECK(eight[0].front().gpu == 0);
+    CHECK(eight[0].back().gpu == 3);
+    CHECK(eight[1].front().gpu == 4);
+    // GPUs named by CUDA_VISIBLE_DEVICES and those found by provision's own never share a process.
+    auto mixed = targets(2, true);
+    mixed.push_back({2, {}, {}});
+    CHECK(sizes(worker_processes_for(mixed, 1)) == std::vector<std::size_t>{2, 1});
+}
+
 TEST_CASE("the worker refuses bad arguments with status 2", "[validation][protocol]") {
     std::ostringstream out, err;
     std::istringstream in("gemm.tf32\n\n");
     CHECK(run_check_worker({"--gpu", "0", "--mode", "sometimes"}, in, out, err) == 2);
     CHECK(run_check_worker({"--mode", "quick"}, in, out, err) == 2);  // no --gpu
+    CHECK(run_check_worker({"--gpu", "0", "--gpu", "1", "--as", "4"}, in, out, err) == 2);  // --as for one of two
     CHECK(out.str().empty());
     CHECK(err.str().find("__check-worker") != std::string::npos);
 }
@@ -148,6 +217,15 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
         CHECK(outcomes[0].gpu == 1);
         CHECK(outcomes[1].status == CheckStatus::timeout);
         CHECK(outcomes[1].detail.find("5 s") != std::string::npos);
+    }
+    SECTION("killed with another GPU of its process, whose limit passed") {
+        child.timed_out = true;
+        child.signal = 9;
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5, {}, 6);
+        CHECK(outcomes[0].status == CheckStatus::passed);
+        CHECK(outcomes[1].status == CheckStatus::error);  // not its own timeout
+        CHECK(outcomes[1].detail ==
+              "no result: GPU 6, opened by the same worker process, had none within 5 s, and the process was killed");
     }
     SECTION("crashed") {
         child.signal = 11;

@@ -88,6 +88,7 @@ ValidationOptions options_for(const FakeWorker& worker, double timeout_s) {
     ValidationOptions options;
     options.self_exe = worker.path();
     options.timeout_s = timeout_s;
+    options.worker_processes = 64;  // the fakes stand in for a worker of one GPU each
     return options;
 }
 
@@ -176,7 +177,7 @@ TEST_CASE("runner: the worker sees the mode and the fault spec", "[validation][r
     options.fault = "gemm.tf32=wrong-result";
     const auto outcomes = run_validation({{5, {"gemm.tf32"}}}, options);
     REQUIRE(outcomes.size() == 1);
-    CHECK(outcomes[0].detail == "__check-worker --gpu 5 --mode full --fault gemm.tf32=wrong-result");
+    CHECK(outcomes[0].detail == "__check-worker --mode full --gpu 5 --fault gemm.tf32=wrong-result");
 }
 
 TEST_CASE("runner: results are taken at 'done', without waiting for the worker to exit", "[validation][runner]") {
