@@ -136,3 +136,48 @@ TEST_CASE("runner: two workers on one GPU copy to each other through CUDA IPC, e
         }
     }
 }
+
+TEST_CASE("runner: two GPUs in one worker process copy to each other through peer access on both paths; in two "
+          "processes, through the path itself", "[gpu][runner][links]") {
+    const kernels::DeviceProbe probe = kernels::probe_devices();
+    if (probe.devices.size() < 2) {
+        WARN(fmt::format("skipped: needs two GPUs, this machine has {}", probe.devices.size()));
+        return;
+    }
+    std::vector<WorkerTarget> targets;
+    for (int gpu = 0; gpu < 2; ++gpu) {
+        const kernels::OpenedDevice opened = kernels::open_device(probe.devices[static_cast<std::size_t>(gpu)].index);
+        REQUIRE(opened.ok);
+        targets.push_back({gpu, opened.uuid, opened.uuid});
+    }
+    for (const int processes : {1, 2})
+        for (const PeerPath path : {PeerPath::legacy_ipc, PeerPath::cumem_fd}) {
+            INFO(processes << " worker process(es), " << to_string(path));
+            ValidationOptions options = options_with(60);
+            options.worker_processes = processes;
+            WorkerPool workers(options);
+            workers.keep(targets);
+            LinkWork links;
+            links.peer_pairs = {{0, 1}};
+            links.peer_path = path;
+            const auto run = workers.run({{0, {"attention.fp16"}}, {1, {"attention.fp16"}}}, links);
+            for (const CheckOutcome& outcome : run.checks) CHECK(outcome.status == CheckStatus::passed);
+            REQUIRE(run.peer_copies.size() == 1);
+            const PeerCopyResult& copy = run.peer_copies[0];
+            fmt::print("runner: GPUs 0 and 1 in {} process(es), {}: {}, {:.1f} / {:.1f} GB/s; {}\n", processes,
+                       to_string(path), to_string(copy.status), copy.gb_per_s_forward, copy.gb_per_s_backward,
+                       copy.detail);
+            if (copy.cuda_peer_access == false) {
+                WARN("CUDA refuses peer access between GPUs 0 and 1 here: nothing more to check");
+                continue;
+            }
+            CHECK(copy.status == PeerCopyStatus::passed);
+            CHECK_FALSE(copy.failed_path);
+            CHECK(copy.path == path);
+            CHECK(copy.gb_per_s_forward > 1);
+            CHECK(copy.gb_per_s_backward > 1);
+            // Only a worker of both GPUs reads its own legacy handle through peer access.
+            const bool through_peer_access = copy.detail.find("both GPUs in one worker") != std::string::npos;
+            CHECK(through_peer_access == (processes == 1 && path == PeerPath::legacy_ipc));
+        }
+}
