@@ -28,6 +28,9 @@ ValidationOptions validation_options(const Options& options) {
             validation.fault = it->second;
         if (const auto it = options.process_environment.find("PROVISION_TEST_WORKER"); it != options.process_environment.end())
             validation.simulate = it->second == "simulate";
+        if (const auto it = options.process_environment.find("PROVISION_TEST_WORKER_TIMELINE");
+            it != options.process_environment.end())
+            validation.timeline = it->second;
     }
     return validation;
 }

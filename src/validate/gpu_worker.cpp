@@ -9,7 +9,9 @@
 
 #include <condition_variable>
 #include <csignal>
+#include <unistd.h>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <iostream>
@@ -74,6 +76,7 @@ struct WorkerSettings {
     unsigned seed = 0;
     bool simulate = false;
     std::string cuda_library = "libcuda.so.1";  // the driver a simulated worker opens its GPU through
+    std::string timeline;                       // test-only: where each line in and out is logged, timed
 };
 
 // The worker's command line, one settings per GPU; nullopt (the error on
@@ -89,6 +92,7 @@ std::optional<std::vector<WorkerSettings>> read_settings(const std::vector<std::
         app.add_option("--fault", settings.fault, "test-only: PATTERN=FAULT[,...]");
         app.add_flag("--simulate", settings.simulate, "test-only: open the GPU through libcuda alone, act the checks out");
         app.add_option("--cuda-library", settings.cuda_library, "test-only: the CUDA driver library --simulate opens");
+        app.add_option("--timeline", settings.timeline, "test-only: append each line read and written, timed, here");
     }
     app.add_option("--seed", settings.seed, "seed of the random inputs (0: a fresh one)");
     try {
@@ -134,16 +138,29 @@ PreparedChecks prepare_host_halves(const std::vector<std::string>& names, const 
 // GPUs tags each with its GPU.
 class LinePrinter {
 public:
-    explicit LinePrinter(std::ostream& out) : out_(out) {}
-    void print(const std::string& line, std::optional<int> tag = std::nullopt) {
+    LinePrinter(std::ostream& out, const std::string& timeline) : out_(out) {
+        if (!timeline.empty()) timeline_.open(timeline, std::ios::app);
+    }
+    // GPU `gpu`'s line, tagged with it in a worker of several GPUs.
+    void print(const std::string& line, int gpu, bool tagged) {
         std::lock_guard lock(mutex_);
-        if (tag) out_ << *tag << ':';
+        if (tagged) out_ << gpu << ':';
         out_ << line << '\n' << std::flush;
+        log("out", line, gpu);
+    }
+    // Test-only: the line, when it was read or written, and for which GPU (-1: not known yet).
+    void log(const char* way, const std::string& line, int gpu) {
+        if (!timeline_.is_open()) return;
+        std::lock_guard lock(log_mutex_);
+        timeline_ << std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count()
+                  << ' ' << getpid() << ' ' << gpu << ' ' << way << ' ' << line << '\n' << std::flush;
     }
 
 private:
     std::ostream& out_;
     std::mutex mutex_;
+    std::ofstream timeline_;
+    std::mutex log_mutex_;
 };
 
 using PrintLine = std::function<void(const std::string&)>;
@@ -234,10 +251,9 @@ void serve_gpu(const WorkerSettings& settings, Clock::time_point start, const Li
     ready.full = device.full;
     printer(format_ready_line(ready));
 
-    WorkerLinkSettings link_settings{settings.gpu, settings.source, device.pci_bus_id, settings.fault,
-                                     device.ok ? std::string() : device.detail, false,
-                                     settings.simulate ? &simulated : nullptr};
-    link_settings.host_link_beside_checks = parse_validate_mode(settings.mode) == ValidateMode::quick;
+    const WorkerLinkSettings link_settings{settings.gpu, settings.source, device.pci_bus_id, settings.fault,
+                                           device.ok ? std::string() : device.detail,
+                                           settings.simulate ? &simulated : nullptr};
     WorkerLinks links(link_settings, printer);
     links_promise.set_value(&links);
     auto [names, prepared] = named_future.get();
@@ -299,9 +315,10 @@ void serve_gpus(const std::vector<WorkerSettings>& gpus, Clock::time_point start
         threads.emplace_back([&, gpu] {
             LineQueue& queue = queues.at(gpu.source);
             serve_gpu(gpu, start, [&queue](std::string& line) { return queue.pop(line); },
-                      [&printer, tag = gpu.source](const std::string& line) { printer.print(line, tag); });
+                      [&printer, tag = gpu.source](const std::string& line) { printer.print(line, tag, true); });
         });
     for (std::string line; std::getline(in, line);) {
+        printer.log("in", line, -1);
         const auto input = parse_tagged_input(line);
         const auto queue = input ? queues.find(input->gpu) : queues.end();
         if (queue == queues.end()) continue;  // no GPU of this worker's: nothing to do with it
@@ -321,13 +338,20 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
     const Clock::time_point start = Clock::now();
     const auto settings = read_settings(args, err);
     if (!settings) return 2;
-    LinePrinter printer(out);
+    LinePrinter printer(out, settings->front().timeline);
     if (settings->size() > 1) {
         serve_gpus(*settings, start, in, printer);
         return 0;
     }
-    serve_gpu(settings->front(), start, [&in](std::string& line) { return static_cast<bool>(std::getline(in, line)); },
-              [&printer](const std::string& line) { printer.print(line); });
+    const int gpu = settings->front().source;
+    serve_gpu(
+        settings->front(), start,
+        [&in, &printer, gpu](std::string& line) {
+            if (!std::getline(in, line)) return false;
+            printer.log("in", line, gpu);
+            return true;
+        },
+        [&printer, gpu](const std::string& line) { printer.print(line, gpu, false); });
     return 0;
 }
 

@@ -25,7 +25,6 @@ struct WorkerLinkSettings {
     std::string pci_bus_id;            // its PCIe link is read from sysfs after the host copies
     std::string fault;                 // test-only fault spec
     std::string device_error;          // why the GPU could not be opened; empty when it was
-    bool host_link_beside_checks = false;  // quick mode: the host copies need not wait for the kernels
     const SimulatedDevice* simulated = nullptr;  // test builds: act the links out through the fake driver
 };
 

@@ -34,9 +34,10 @@ struct WorkerPool::Worker {
     WorkerOutput output;
 
     ChildProcess& process() const { return *host->child; }
+    void parse() { output = parse_worker_output(host->tagged ? lines_tagged(target.gpu, process().out()) : process().out()); }
     void read() {
         process().read_available();
-        output = parse_worker_output(host->tagged ? lines_tagged(target.gpu, process().out()) : process().out());
+        parse();
     }
     bool alive() const { return !ended && process().running(); }
     void write(const std::string& text) { process().write_input(host->tagged ? tag_lines(target.gpu, text) : text); }
@@ -162,9 +163,16 @@ void WorkerPool::wait_for(const std::vector<Worker*>& waiting, Complete complete
     for (;;) {
         std::vector<const ChildProcess*> running;
         Clock::time_point next_deadline = Clock::time_point::max();
+        // Every process's output first, then each worker's lines: GPUs of one
+        // process share its pipe, so a read for one takes in the lines of the
+        // others, which must not then wait for a poll that has nothing left
+        // to wake it.
+        for (Worker* worker : waiting)
+            if (!worker->ended) worker->process().read_available();
+        for (Worker* worker : waiting)
+            if (!worker->ended) worker->parse();
         for (Worker* worker : waiting) {
             if (worker->ended) continue;
-            worker->read();
             if (worker->output.done) {
                 // Its results are in; the driver tears its context down
                 // without provision waiting for it.

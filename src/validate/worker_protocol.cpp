@@ -123,6 +123,7 @@ std::vector<std::string> worker_arguments(const std::vector<WorkerGpu>& gpus, co
         args.insert(args.end(), {"--gpu", std::to_string(gpu.cuda_device)});
         if (renamed) args.insert(args.end(), {"--as", std::to_string(gpu.workload_gpu)});
     }
+    if (!options.timeline.empty()) args.insert(args.end(), {"--timeline", options.timeline});
     if (!options.fault.empty()) {
         args.push_back("--fault");
         args.push_back(options.fault);
