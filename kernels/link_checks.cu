@@ -238,6 +238,7 @@ public:
         } else {
             open_cumem();
         }
+        if (!status_) allocate();
     }
 
     ~PreparedPull() override {
@@ -254,11 +255,10 @@ public:
         try {
             check_cuda(cudaSetDevice(device_), "cudaSetDevice");
             const std::size_t bytes = source_.bytes;
-            detail::Stream stream;
+            detail::Stream& stream = *stream_;
+            detail::DeviceBuffer& local = *local_;
+            detail::DeviceBuffer& counters = *counters_;
             if (fault_ == "hang") check_cuda(detail::launch_spin_forever(stream.get()), "the planted hang");
-            detail::DeviceBuffer local(bytes);
-            detail::DeviceBuffer counters(2 * sizeof(unsigned long long));
-            local.poison(stream.get());
             const double ms = median_ms(stream, repeats, [&] {
                 check_cuda(cudaMemcpyAsync(local.get(), peer_, bytes, cudaMemcpyDeviceToDevice, stream.get()),
                            "cudaMemcpyAsync (peer to device)");
@@ -292,14 +292,33 @@ public:
             pull.status = PeerPullStatus::error;
             pull.detail = detail::describe_cuda_failure(failure, device_);
         }
-        // Unmapped at once: no GPU keeps more than a few peer mappings.
+        // Unmapped at once, the buffers freed: a GPU keeps a pull's only until it is done.
         if (legacy_peer_) cudaIpcCloseMemHandle(legacy_peer_);
         legacy_peer_ = nullptr;
         imported_.reset();
+        local_.reset();
+        counters_.reset();
+        stream_.reset();
         return pull;
     }
 
 private:
+    // What the copies need besides the mapping, before they are asked for:
+    // the local buffer (poisoned, so that a copy that moves nothing fails),
+    // the counters of the check and a stream.
+    void allocate() {
+        try {
+            check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+            stream_ = std::make_unique<detail::Stream>();
+            local_ = std::make_unique<detail::DeviceBuffer>(source_.bytes);
+            counters_ = std::make_unique<detail::DeviceBuffer>(2 * sizeof(unsigned long long));
+            local_->poison(stream_->get());
+        } catch (const CudaFailure& failure) {
+            status_ = PeerPullStatus::error;
+            detail_ = detail::describe_cuda_failure(failure, device_);
+        }
+    }
+
     void open_legacy() {
         if (const auto here = exported_here(source_.handle)) {
             open_in_process(here->first, here->second);
@@ -376,6 +395,9 @@ private:
     std::unique_ptr<cumem::ImportedBuffer> imported_;
     void* peer_ = nullptr;
     bool in_process_ = false;  // read through peer access within this process
+    std::unique_ptr<detail::Stream> stream_;
+    std::unique_ptr<detail::DeviceBuffer> local_;
+    std::unique_ptr<detail::DeviceBuffer> counters_;
     std::optional<PeerPullStatus> status_;  // set when the buffer could not be mapped
     std::string detail_;
 };
