@@ -176,9 +176,6 @@ private:
     std::vector<GpuIndexPair> copy_between_peers(const std::vector<GpuIndexPair>& pairs, PeerPath path,
                                                  const LinkWork& links, const std::vector<Worker*>& started,
                                                  Checked checked, ValidationRun& run);
-    // Right after the first round's pulls: every later round's mappings,
-    // opened while the first round and the checks run.
-    void open_ahead(const std::vector<std::vector<GpuIndexPair>>& rounds, PeerPath path, const LinkWork& links);
     // Sends `export` on `path` to each worker of `pairs` that has not
     // exported on it, and waits for the answers.
     void export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs, const LinkWork& links);

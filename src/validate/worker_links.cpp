@@ -26,7 +26,7 @@ kernels::PeerPath kernel_path(PeerPath path) {
 std::string link_fault(const std::string& spec, const LinkCommand& command, int own_gpu) {
     if (command.kind == LinkCommand::Kind::host_link) return fault_for_check(spec, "host-link");
     if (command.kind == LinkCommand::Kind::nccl_all_reduce) return fault_for_check(spec, "nccl");
-    if (command.kind != LinkCommand::Kind::pull && command.kind != LinkCommand::Kind::open_peer) return {};
+    if (command.kind != LinkCommand::Kind::pull) return {};
     const int a = std::min(command.gpu, own_gpu), b = std::max(command.gpu, own_gpu);
     if (auto fault = fault_for_check(spec, "link." + std::to_string(a) + "-" + std::to_string(b)); !fault.empty())
         return fault;
@@ -141,15 +141,6 @@ void WorkerLinks::loop() {
 std::unique_ptr<WorkerLinks::Pending> WorkerLinks::prepare(const std::string& line) {
     const auto command = parse_link_command(line);
     if (!command) return nullptr;
-    if (command->kind == LinkCommand::Kind::pull) {  // opened ahead: the mapping is there
-        const auto opened = opened_.find({command->gpu, command->path});
-        if (opened != opened_.end()) {
-            auto pending = std::move(opened->second);
-            opened_.erase(opened);
-            pending->command = *command;
-            return pending;
-        }
-    }
     auto pending = std::make_unique<Pending>();
     pending->command = *command;
     pending->fault = link_fault(settings_.fault, *command, settings_.source);
@@ -219,7 +210,6 @@ std::unique_ptr<WorkerLinks::Pending> WorkerLinks::prepare(const std::string& li
             if (error.empty() && !simulated)
                 pending->host_link = kernels::prepare_host_link(settings_.cuda_device, command->bytes);
             break;
-        case LinkCommand::Kind::open_peer:
         case LinkCommand::Kind::pull:
             if (!error.empty()) break;
             if (simulated && command->path == PeerPath::legacy_ipc) {
@@ -235,10 +225,6 @@ std::unique_ptr<WorkerLinks::Pending> WorkerLinks::prepare(const std::string& li
                     {kernel_path(command->path), command->handle, command->gpu, command->bytes}, pending->fault);
             }
             break;
-    }
-    if (command->kind == LinkCommand::Kind::open_peer) {  // kept for its pull
-        opened_[{command->gpu, command->path}] = std::move(pending);
-        return nullptr;
     }
     return pending;
 }

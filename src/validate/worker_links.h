@@ -10,13 +10,10 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include "gpu/copy_check.h"
 
 namespace provision {
 
@@ -56,9 +53,6 @@ private:
     std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<std::string> lines_;
-    // Pulls opened ahead (`open`), by source GPU and path, until their `pull`
-    // comes: touched by the links' thread alone.
-    std::map<std::pair<int, PeerPath>, std::unique_ptr<Pending>> opened_;
     bool input_ended_ = false;
     bool checks_done_ = false;
     bool finished_ = false;

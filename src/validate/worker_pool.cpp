@@ -436,7 +436,6 @@ std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIn
             }
             sent.push_back(pair);
         }
-        if (round_index == 0) open_ahead(rounds, path, links);
         const auto pulled_round = [&](const Worker& worker) {
             return std::all_of(sent.begin(), sent.end(), [&](const GpuIndexPair& pair) {
                 const int from = pair.first == worker.target.gpu ? pair.second
@@ -506,20 +505,6 @@ std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIn
     }
     if (rounds.empty()) wait_for(started, checked);
     return path_failed;
-}
-
-void WorkerPool::open_ahead(const std::vector<std::vector<GpuIndexPair>>& rounds, PeerPath path, const LinkWork& links) {
-    for (std::size_t round_index = 1; round_index < rounds.size(); ++round_index)
-        for (const auto& [a, b] : rounds[round_index]) {
-            Worker* first = worker_of(a);
-            Worker* second = worker_of(b);
-            for (auto [to, from] : {std::pair{second, first}, std::pair{first, second}}) {
-                const auto exported = from->output.exported.find(path);
-                if (!to->alive() || !from->alive() || exported == from->output.exported.end() || !exported->second.ok)
-                    continue;  // its round will say why
-                to->write(format_open_command(from->target.gpu, links.peer_bytes, path, exported->second.handle));
-            }
-        }
 }
 
 std::optional<Clock::time_point> WorkerPool::ready_at() const {

@@ -199,10 +199,6 @@ std::string format_pull_command(int gpu, std::size_t bytes, int repeats, PeerPat
     return fmt::format("pull {} {} {} {} {}\n", gpu, bytes, repeats, to_string(path), handle);
 }
 
-std::string format_open_command(int gpu, std::size_t bytes, PeerPath path, const std::string& handle) {
-    return fmt::format("open {} {} {} {}\n", gpu, bytes, to_string(path), handle);
-}
-
 std::string format_host_memory_command() { return "host-memory\n"; }
 
 std::string format_nccl_id_command(const std::string& library) { return fmt::format("nccl-id {}\n", library); }
@@ -239,9 +235,6 @@ std::optional<LinkCommand> parse_link_command(const std::string& line) {
     } else if (verb == "pull") {
         command.kind = LinkCommand::Kind::pull;
         words >> command.gpu >> command.bytes >> command.repeats >> path >> command.handle;
-    } else if (verb == "open") {
-        command.kind = LinkCommand::Kind::open_peer;
-        words >> command.gpu >> command.bytes >> path >> command.handle;
     } else if (verb == "host-memory") {
         command.kind = LinkCommand::Kind::host_memory;
         return command;

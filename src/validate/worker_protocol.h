@@ -25,9 +25,6 @@
 //                                    generation = 5, width = 16, detail = "..." }
 //                   export GPU BYTES PATH
 //                      exported = { ok = true, path = "cumem-fd", handle = "...", detail = "..." }
-//                   open GPU BYTES PATH HANDLE
-//                      (no answer: maps the buffer a later pull of GPU on PATH copies,
-//                      so that the pulls of later rounds pay for the copies alone)
 //                   pull GPU BYTES REPEATS PATH HANDLE
 //                      pulled = { from = GPU, path = "cumem-fd", status = "passed", gb_per_s = 371.2, detail = "..." }
 //                   host-memory
@@ -160,7 +157,6 @@ struct NcclLine {
 std::string format_host_link_command(std::size_t bytes, int repeats);
 std::string format_export_command(int gpu, std::size_t bytes, PeerPath path);
 std::string format_pull_command(int gpu, std::size_t bytes, int repeats, PeerPath path, const std::string& handle);
-std::string format_open_command(int gpu, std::size_t bytes, PeerPath path, const std::string& handle);
 std::string format_host_memory_command();
 std::string format_nccl_id_command(const std::string& library);
 std::string format_nccl_all_reduce_command(int ranks, int rank, std::size_t bytes, int repeats, const std::string& id,
@@ -174,7 +170,7 @@ std::string format_host_memory_line(const HostMemoryLine& line);
 
 // A command line, read back by the worker.
 struct LinkCommand {
-    enum class Kind { host_link, export_buffer, open_peer, pull, host_memory, nccl_id, nccl_all_reduce } kind = Kind::host_link;
+    enum class Kind { host_link, export_buffer, pull, host_memory, nccl_id, nccl_all_reduce } kind = Kind::host_link;
     int gpu = 0;                 // a pull's source; an all-reduce's rank
     int ranks = 0;
     std::size_t bytes = 0;

@@ -309,14 +309,6 @@ TEST_CASE("link commands and their answers round-trip", "[validation][protocol][
     CHECK(pull->gpu == 2);
     CHECK(pull->path == PeerPath::legacy_ipc);
     CHECK(pull->handle == "0a1b2c");
-    const auto opened = parse_link_command(format_open_command(4, 1 << 26, PeerPath::cumem_fd, "provision-cumem-1-0-2"));
-    REQUIRE(opened);
-    CHECK(opened->kind == LinkCommand::Kind::open_peer);
-    CHECK(opened->gpu == 4);
-    CHECK(opened->bytes == std::size_t{1} << 26);
-    CHECK(opened->path == PeerPath::cumem_fd);
-    CHECK(opened->handle == "provision-cumem-1-0-2");
-    CHECK_FALSE(parse_link_command("open 4 64 cumem-fd"));  // no handle
     const auto memory = parse_link_command(format_host_memory_command());
     REQUIRE(memory);
     CHECK(memory->kind == LinkCommand::Kind::host_memory);
