@@ -1,6 +1,7 @@
-// The validate stage: runs the bundled GPU checks, one child process per GPU,
-// all GPUs at once, each under a time limit, so that a hung or crashing GPU
-// cannot take provision (or the container's start) down with it.  The
+// The validate stage: runs the bundled GPU checks in child processes (two,
+// each opening half the GPUs from a thread per GPU), all GPUs at once, each
+// under a time limit, so that a hung or crashing GPU cannot take provision
+// (or the container's start) down with it.  The
 // workers are started as soon as the GPUs are known and open their GPUs
 // while the rest of the run reads recipes, Python and packages; they get
 // their checks once the selection is made (docs/DESIGN.md, "Validation").
