@@ -245,7 +245,7 @@ public:
         if (legacy_peer_) cudaIpcCloseMemHandle(legacy_peer_);
     }
 
-    PeerPull run(int repeats, int own_id) override {
+    PeerPull run(int repeats) override {
         PeerPull pull;
         if (status_) {
             pull.status = *status_;
@@ -258,20 +258,8 @@ public:
             detail::Stream& stream = *stream_;
             detail::DeviceBuffer& local = *local_;
             detail::DeviceBuffer& counters = *counters_;
-            // The words of `local` that are not `id`'s pattern: how many, and the first.
-            const auto wrong_words = [&](int id) {
-                const unsigned long long initial[2] = {0, ~0ull};
-                check_cuda(cudaMemcpyAsync(counters.get(), initial, sizeof initial, cudaMemcpyHostToDevice, stream.get()),
-                           "cudaMemcpyAsync");
-                auto* words = counters.as<unsigned long long>();
-                verify_pattern<<<kBlocks, kThreads, 0, stream.get()>>>(local.as<std::uint64_t>(), bytes / 8, id, words,
-                                                                       words + 1);
-                check_cuda(cudaGetLastError(), "the verifying kernel");
-                return counters.download<unsigned long long>(stream.get());
-            };
             if (fault_ == "hang") check_cuda(detail::launch_spin_forever(stream.get()), "the planted hang");
-            // The peer's pattern half to this GPU.
-            const double pull_ms = median_ms(stream, repeats, [&] {
+            const double ms = median_ms(stream, repeats, [&] {
                 check_cuda(cudaMemcpyAsync(local.get(), peer_, bytes, cudaMemcpyDeviceToDevice, stream.get()),
                            "cudaMemcpyAsync (peer to device)");
             });
@@ -281,39 +269,24 @@ public:
                                            cudaMemcpyHostToDevice, stream.get()),
                            "cudaMemcpyAsync (the planted wrong word)");
             }
-            pull.gb_per_s = gb_per_s(bytes, pull_ms);
-            const auto found = wrong_words(source_.source_id);
-            if (found[0] != 0) {
+            const unsigned long long initial[2] = {0, ~0ull};
+            check_cuda(cudaMemcpyAsync(counters.get(), initial, sizeof initial, cudaMemcpyHostToDevice, stream.get()),
+                       "cudaMemcpyAsync");
+            auto* words = counters.as<unsigned long long>();
+            verify_pattern<<<kBlocks, kThreads, 0, stream.get()>>>(local.as<std::uint64_t>(), bytes / 8,
+                                                                   source_.source_id, words, words + 1);
+            check_cuda(cudaGetLastError(), "the verifying kernel");
+            const auto found = counters.download<unsigned long long>(stream.get());
+            pull.gb_per_s = gb_per_s(bytes, ms);
+            if (found[0] == 0) {
+                pull.status = PeerPullStatus::passed;
+                pull.detail = fmt::format("{} MiB, median of {} copies, every word checked{}", bytes >> 20,
+                                          std::max(repeats, 1),
+                                          in_process_ ? " (both GPUs in one worker: through peer access)" : "");
+            } else {
                 pull.status = PeerPullStatus::wrong_bytes;
                 pull.detail =
                     fmt::format("{} of {} words wrong, the first at byte {}", found[0], bytes / 8, found[1] * 8);
-            } else {
-                // This GPU's pattern to the peer's receiving half, through the
-                // same mapping, then read back and checked here.
-                void* receiving = static_cast<char*>(peer_) + bytes;
-                fill_pattern<<<kBlocks, kThreads, 0, stream.get()>>>(local.as<std::uint64_t>(), bytes / 8, own_id);
-                check_cuda(cudaGetLastError(), "the pattern kernel");
-                const double push_ms = median_ms(stream, repeats, [&] {
-                    check_cuda(cudaMemcpyAsync(receiving, local.get(), bytes, cudaMemcpyDeviceToDevice, stream.get()),
-                               "cudaMemcpyAsync (device to peer)");
-                });
-                local.poison(stream.get());
-                check_cuda(cudaMemcpyAsync(local.get(), receiving, bytes, cudaMemcpyDeviceToDevice, stream.get()),
-                           "cudaMemcpyAsync (the copy to the peer, read back)");
-                pull.push_gb_per_s = gb_per_s(bytes, push_ms);
-                const auto back = wrong_words(own_id);
-                if (back[0] == 0) {
-                    pull.status = PeerPullStatus::passed;
-                    pull.detail = fmt::format("{} MiB each way through one mapping, median of {} copies, every word "
-                                              "checked{}",
-                                              bytes >> 20, std::max(repeats, 1),
-                                              in_process_ ? " (both GPUs in one worker: through peer access)" : "");
-                } else {
-                    pull.status = PeerPullStatus::wrong_bytes;
-                    pull.detail = fmt::format("the copy to the peer, read back: {} of {} words wrong, the first at "
-                                              "byte {}",
-                                              back[0], bytes / 8, back[1] * 8);
-                }
             }
         } catch (const CudaFailure& failure) {
             pull.status = PeerPullStatus::error;
@@ -459,7 +432,7 @@ PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes,
         check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
         if (path == PeerPath::cumem_fd) {
             cumem::Failure failure;
-            auto shared = cumem::SharedBuffer::create(runtime_driver(), cuda_device, 2 * bytes, failure);
+            auto shared = cumem::SharedBuffer::create(runtime_driver(), cuda_device, bytes, failure);
             if (!shared) {
                 exported.detail = failure.detail;
                 return exported;
@@ -473,7 +446,7 @@ PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes,
             exported.ok = true;
             return exported;
         }
-        check_cuda(cudaMalloc(&buffer, 2 * bytes), "cudaMalloc");
+        check_cuda(cudaMalloc(&buffer, bytes), "cudaMalloc");
         fill_pattern<<<kBlocks, kThreads>>>(static_cast<std::uint64_t*>(buffer), bytes / 8, source_id);
         check_cuda(cudaGetLastError(), "the pattern kernel");
         check_cuda(cudaDeviceSynchronize(), "the pattern kernel");

@@ -8,9 +8,7 @@
 // needs peer access; a peer copy without it would be staged through host
 // memory and prove nothing), pulls it with the copy engine, and checks every
 // word on its own GPU against a pattern that depends on the source and the
-// offset, so a stale, shifted, truncated or zeroed copy fails; then it
-// copies its own pattern back into the buffer's other half through the same
-// mapping, reads that back and checks it too.
+// offset, so a stale, shifted, truncated or zeroed copy fails.
 //
 // Each measurement comes in two halves: the preparation (allocations,
 // opening the peer's memory), which runs while the worker's kernels still
@@ -54,10 +52,9 @@ struct PeerExport {
     std::string detail;  // the CUDA error (naming the call) when not ok
 };
 
-// Makes a buffer of twice `bytes` on `cuda_device`, fills its first half
-// with the pattern of `source_id` (the GPU's index as the workload sees
-// it; what a peer pulls) and exports it on `path`; the second half receives
-// what the peer pushes back through the same mapping.  The buffer lives until release_peer_exports(cuda_device).
+// Fills a buffer of `bytes` on `cuda_device` with the pattern of
+// `source_id` (the GPU's index as the workload sees it) and exports it on
+// `path`.  The buffer lives until release_peer_exports(cuda_device).
 // Never throws.
 PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes, PeerPath path);
 void release_peer_exports(int cuda_device);
@@ -73,20 +70,15 @@ enum class PeerPullStatus {
 struct PeerPull {
     PeerPullStatus status = PeerPullStatus::error;
     double gb_per_s = 0;      // source -> this GPU, the median of the timed copies
-    double push_gb_per_s = 0; // this GPU -> source, through the same mapping
     std::string detail;       // the first wrong word, or the CUDA error
 };
 
 class PeerPullCheck {
 public:
     virtual ~PeerPullCheck() = default;
-    // Pulls the peer's pattern half `repeats` times (the first not timed)
-    // and checks every word of the last copy; then copies this GPU's pattern
-    // (`own_id`'s) into the peer's receiving half as often, reads it back and
-    // checks every word; then unmaps it.  One mapping serves both ways: the
-    // driver opens peer memory one mapping at a time, the fixed cost of a
-    // pair.  Never throws.
-    virtual PeerPull run(int repeats, int own_id) = 0;
+    // Pulls the peer's buffer `repeats` times (the first not timed), checks
+    // every word of the last copy, and unmaps it.  Never throws.
+    virtual PeerPull run(int repeats) = 0;
 };
 
 struct PeerSource {

@@ -58,7 +58,7 @@ public:
 
 class UnavailablePull final : public PeerPullCheck {
 public:
-    PeerPull run(int, int) override {
+    PeerPull run(int) override {
         PeerPull pull;
         pull.detail = kNoToolkit;
         return pull;

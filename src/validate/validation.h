@@ -66,8 +66,7 @@ struct CheckOutcome {
 // What the workers measure of the links after their checks (the pod stage
 // judges it): each GPU's host link (pinned copies each way, and the PCIe
 // link read while busy), and for each pair a buffer copied each way between
-// the two GPUs' workers, through one mapping (one GPU maps the other's), on
-// the path the workload's NCCL shares memory on,
+// the two GPUs' workers on the path the workload's NCCL shares memory on,
 // in rounds (link_rounds.h); where that path is cuMem and it fails, the
 // pair again through legacy IPC (NCCL_CUMEM_ENABLE=0 would make NCCL take
 // it); and, where the workload's NCCL takes its host buffers from cuMem,
@@ -178,9 +177,8 @@ private:
     std::vector<GpuIndexPair> copy_between_peers(const std::vector<GpuIndexPair>& pairs, PeerPath path,
                                                  const LinkWork& links, const std::vector<Worker*>& started,
                                                  Checked checked, ValidationRun& run);
-    // Sends `export` on `path` to the worker of each pair's owner (the GPU
-    // whose buffer the other maps) that has not exported on it, and waits
-    // for the answers.
+    // Sends `export` on `path` to each worker of `pairs` that has not
+    // exported on it, and waits for the answers.
     void export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs, const LinkWork& links);
     // Ends the run: closes every worker's input and waits for its `done`.
     void let_go_at_done();

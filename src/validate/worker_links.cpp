@@ -38,7 +38,6 @@ PulledLine pulled_line(int from, PeerPath path, const kernels::PeerPull& pull) {
     line.from = from;
     line.path = path;
     line.gb_per_s = pull.gb_per_s;
-    line.pushed_gb_per_s = pull.push_gb_per_s;
     line.detail = pull.detail;
     switch (pull.status) {
         case kernels::PeerPullStatus::passed: line.status = PeerCopyStatus::passed; break;
@@ -258,8 +257,8 @@ std::string WorkerLinks::finish(Pending& pending) {
     // A pull.
     if (!error.empty())
         return format_pulled_line(
-            {command.gpu, command.path, PeerCopyStatus::error, false, false, 0, 0, "the GPU could not be opened: " + error});
-    if (!settings_.simulated) return format_pulled_line(pulled_line(command.gpu, command.path, pending.pull->run(command.repeats, settings_.source)));
+            {command.gpu, command.path, PeerCopyStatus::error, false, false, 0, "the GPU could not be opened: " + error});
+    if (!settings_.simulated) return format_pulled_line(pulled_line(command.gpu, command.path, pending.pull->run(command.repeats)));
     PulledLine line;
     line.from = command.gpu;
     line.path = command.path;
@@ -278,7 +277,6 @@ std::string WorkerLinks::finish(Pending& pending) {
     line.no_peer_access = fault == "no-peer-access";
     if (line.no_peer_access) line.status = PeerCopyStatus::skipped;
     line.gb_per_s = fault == "slow" ? 0.5 : 1000.0;
-    line.pushed_gb_per_s = line.gb_per_s;
     line.detail = fault.empty() ? "simulated" : "simulated: " + fault;
     return format_pulled_line(line);
 }

@@ -60,13 +60,6 @@ Clock::duration limit_of(double seconds) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-// Which GPU of a pair exports its buffer and which maps it, both ways through
-// that one mapping: alternating with the pair, so that on three GPUs or more
-// every GPU both exports and maps.
-std::pair<int, int> owner_and_importer(const GpuIndexPair& pair) {
-    return (pair.first + pair.second) % 2 == 1 ? std::pair{pair.first, pair.second} : std::pair{pair.second, pair.first};
-}
-
 bool checks_answered(const WorkerOutput& output, const std::vector<std::string>& checks) {
     return std::all_of(checks.begin(), checks.end(), [&](const std::string& name) { return output.results.count(name); });
 }
@@ -218,9 +211,6 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
     for (const auto& [a, b] : links.peer_pairs)
         if (worker_of(a) && worker_of(b)) pairs.push_back({a, b});
     const auto exporting = [&](int gpu) {
-        return std::any_of(pairs.begin(), pairs.end(), [&](const GpuIndexPair& p) { return owner_and_importer(p).first == gpu; });
-    };
-    const auto paired = [&](int gpu) {
         return std::any_of(pairs.begin(), pairs.end(), [&](const GpuIndexPair& p) { return p.first == gpu || p.second == gpu; });
     };
 
@@ -247,7 +237,7 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
         if (exporting(job.gpu)) input += format_export_command(job.gpu, links.peer_bytes, links.peer_path);
         worker->write(input);
         // Nothing more to say: it ends after these.
-        if (!paired(job.gpu) && links.nccl_library.empty()) worker->end_input();
+        if (!exporting(job.gpu) && links.nccl_library.empty()) worker->end_input();
         started.push_back(worker);
     }
     // A worker has done its own part when its checks and host measurements
@@ -374,16 +364,16 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
 
 void WorkerPool::export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs, const LinkWork& links) {
     std::vector<Worker*> asked;
-    for (const GpuIndexPair& pair : pairs) {
-        const int gpu = owner_and_importer(pair).first;
-        Worker* worker = worker_of(gpu);
-        if (!worker->alive() || worker->output.exported.count(path) ||
-            std::find(asked.begin(), asked.end(), worker) != asked.end())
-            continue;
-        worker->deadline = std::max(worker->deadline, Clock::now() + limit_of(options_.timeout_s));
-        worker->write(format_export_command(gpu, links.peer_bytes, path));
-        asked.push_back(worker);
-    }
+    for (const auto& [a, b] : pairs)
+        for (const int gpu : {a, b}) {
+            Worker* worker = worker_of(gpu);
+            if (!worker->alive() || worker->output.exported.count(path) ||
+                std::find(asked.begin(), asked.end(), worker) != asked.end())
+                continue;
+            worker->deadline = std::max(worker->deadline, Clock::now() + limit_of(options_.timeout_s));
+            worker->write(format_export_command(gpu, links.peer_bytes, path));
+            asked.push_back(worker);
+        }
     wait_for(asked, [&](const Worker& worker) { return worker.output.exported.count(path) > 0; });
 }
 
@@ -413,22 +403,23 @@ std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIn
         std::vector<Worker*> pulling;
         std::vector<GpuIndexPair> sent;
         for (const GpuIndexPair& pair : round) {
-            const auto [owner_gpu, importer_gpu] = owner_and_importer(pair);
-            Worker* owner = worker_of(owner_gpu);
-            Worker* importer = worker_of(importer_gpu);
+            Worker* first = worker_of(pair.first);
+            Worker* second = worker_of(pair.second);
             std::string why;
             bool export_failed = false;
-            const auto exported = owner->output.exported.find(path);
-            if (!owner->alive() || !importer->alive()) {
-                const Worker* stopped = !owner->alive() ? owner : importer;
-                why = stopped->killed_for ? fmt::format("the worker of GPU {} had stopped: its process was killed "
-                                                        "when GPU {}, which it shared, passed its limit",
-                                                        stopped->target.gpu, *stopped->killed_for)
-                                          : fmt::format("the worker of GPU {} had stopped", stopped->target.gpu);
-            } else if (exported == owner->output.exported.end() || !exported->second.ok) {
-                export_failed = exported != owner->output.exported.end();
-                why = fmt::format("GPU {} could not export its buffer: {}", owner_gpu,
-                                  export_failed ? exported->second.detail : std::string("no answer"));
+            for (const Worker* worker : {first, second}) {
+                if (!why.empty()) break;
+                const auto exported = worker->output.exported.find(path);
+                if (!worker->alive()) {
+                    why = worker->killed_for ? fmt::format("the worker of GPU {} had stopped: its process was killed "
+                                                           "when GPU {}, which it shared, passed its limit",
+                                                           worker->target.gpu, *worker->killed_for)
+                                             : fmt::format("the worker of GPU {} had stopped", worker->target.gpu);
+                } else if (exported == worker->output.exported.end() || !exported->second.ok) {
+                    export_failed = exported != worker->output.exported.end();
+                    why = fmt::format("GPU {} could not export its buffer: {}", worker->target.gpu,
+                                      export_failed ? exported->second.detail : std::string("no answer"));
+                }
             }
             if (!why.empty()) {
                 // An export that failed is the path's failure (cuMem refused,
@@ -436,17 +427,21 @@ std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIn
                 record(pair, PeerCopyStatus::error, why, export_failed && path == PeerPath::cumem_fd);
                 continue;
             }
-            // One mapping, both ways: the importer pulls the owner's buffer
-            // and pushes its own into it.
-            importer->deadline = std::max(importer->deadline, Clock::now() + limit);
-            importer->write(format_pull_command(owner_gpu, links.peer_bytes, links.repeats, path, exported->second.handle));
-            pulling.push_back(importer);
+            // Each pulls the other's buffer: both ways at once.
+            for (auto [to, from] : {std::pair{second, first}, std::pair{first, second}}) {
+                to->deadline = std::max(to->deadline, Clock::now() + limit);
+                to->write(format_pull_command(from->target.gpu, links.peer_bytes, links.repeats, path,
+                                                             from->output.exported.at(path).handle));
+                pulling.push_back(to);
+            }
             sent.push_back(pair);
         }
         const auto pulled_round = [&](const Worker& worker) {
             return std::all_of(sent.begin(), sent.end(), [&](const GpuIndexPair& pair) {
-                const auto [owner_gpu, importer_gpu] = owner_and_importer(pair);
-                return importer_gpu != worker.target.gpu || worker.output.pulled.count({owner_gpu, path});
+                const int from = pair.first == worker.target.gpu ? pair.second
+                                 : pair.second == worker.target.gpu ? pair.first
+                                                                    : -1;
+                return from < 0 || worker.output.pulled.count({from, path});
             });
         };
         // The first round's pulls were sent while the checks may still run:
@@ -459,35 +454,52 @@ std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIn
             return pulled_round(worker) && (round_index != 0 || checked(worker));
         });
         for (const GpuIndexPair& pair : sent) {
-            const auto [owner_gpu, importer_gpu] = owner_and_importer(pair);
-            const Worker* importer = worker_of(importer_gpu);
-            const auto answer = importer->output.pulled.find({owner_gpu, path});
-            if (answer == importer->output.pulled.end()) {
-                const bool killed = importer->killed_at_limit();
+            const Worker* first = worker_of(pair.first);
+            const Worker* second = worker_of(pair.second);
+            const auto forward = second->output.pulled.find({pair.first, path});   // first -> second
+            const auto backward = first->output.pulled.find({pair.second, path});  // second -> first
+            const bool forward_in = forward != second->output.pulled.end();
+            const bool backward_in = backward != first->output.pulled.end();
+            if (!forward_in || !backward_in) {
+                const Worker* silent = !forward_in ? second : first;
+                const bool killed = silent->killed_at_limit();
                 record(pair, killed ? PeerCopyStatus::timeout : PeerCopyStatus::error,
-                       killed ? fmt::format("the copies between GPUs {} and {} did not finish within {:g} s; the worker "
-                                            "of GPU {} was killed",
-                                            pair.first, pair.second, options_.timeout_s, importer_gpu)
-                              : fmt::format("the worker of GPU {} ended without an answer", importer_gpu),
+                       killed ? fmt::format("the copy to GPU {} did not finish within {:g} s; its worker was killed",
+                                            silent->target.gpu, options_.timeout_s)
+                              : fmt::format("the worker of GPU {} ended without an answer", silent->target.gpu),
                        false);
                 continue;
             }
-            const PulledLine& line = answer->second;
-            const std::string where = fmt::format("GPU {} mapping GPU {}'s memory: ", importer_gpu, owner_gpu);
-            if (line.path_failed) {
-                record(pair, PeerCopyStatus::error, where + line.detail, path == PeerPath::cumem_fd);
+            const PulledLine& there = forward->second;
+            const PulledLine& back = backward->second;
+            if (there.path_failed || back.path_failed) {
+                const PulledLine& worse = there.path_failed ? there : back;
+                record(pair, PeerCopyStatus::error,
+                       fmt::format("GPU {} -> GPU {}: {}", &worse == &there ? pair.first : pair.second,
+                                   &worse == &there ? pair.second : pair.first, worse.detail),
+                       path == PeerPath::cumem_fd);
                 continue;
             }
             PeerCopyResult copy;
             copy.first = pair.first;
             copy.second = pair.second;
             copy.path = path;
-            // The pull runs owner -> importer, the push importer -> owner.
-            copy.gb_per_s_forward = owner_gpu == pair.first ? line.gb_per_s : line.pushed_gb_per_s;
-            copy.gb_per_s_backward = owner_gpu == pair.first ? line.pushed_gb_per_s : line.gb_per_s;
-            copy.status = line.status;
-            copy.cuda_peer_access = !line.no_peer_access;
-            copy.detail = line.status == PeerCopyStatus::passed || line.no_peer_access ? line.detail : where + line.detail;
+            copy.gb_per_s_forward = there.gb_per_s;
+            copy.gb_per_s_backward = back.gb_per_s;
+            if (there.no_peer_access || back.no_peer_access) {
+                copy.status = PeerCopyStatus::skipped;
+                copy.cuda_peer_access = false;
+                copy.detail = there.no_peer_access ? there.detail : back.detail;
+            } else {
+                // The worse way decides: wrong bytes, then an error.
+                const PulledLine& worse = there.status != PeerCopyStatus::passed ? there : back;
+                copy.status = worse.status;
+                copy.cuda_peer_access = true;
+                copy.detail = worse.status == PeerCopyStatus::passed
+                                  ? there.detail
+                                  : fmt::format("GPU {} -> GPU {}: {}", &worse == &there ? pair.first : pair.second,
+                                                &worse == &there ? pair.second : pair.first, worse.detail);
+            }
             run.peer_copies.push_back(copy);
         }
     }

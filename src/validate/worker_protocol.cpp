@@ -71,7 +71,6 @@ PulledLine pulled_from(const toml::table& fields) {
     line.from = static_cast<int>(fields["from"].value_or(std::int64_t{-1}));
     line.path = path_from(fields);
     line.gb_per_s = fields["gb_per_s"].value_or(0.0);
-    line.pushed_gb_per_s = fields["pushed_gb_per_s"].value_or(0.0);
     line.detail = fields["detail"].value_or(std::string());
     const std::string status = fields["status"].value_or(std::string());
     if (status == "passed") {
@@ -287,7 +286,6 @@ std::string format_pulled_line(const PulledLine& line) {
                                                                     {"path", std::string(to_string(line.path))},
                                                                     {"status", std::string(pulled_word(line))},
                                                                     {"gb_per_s", line.gb_per_s},
-                                                                    {"pushed_gb_per_s", line.pushed_gb_per_s},
                                                                     {"detail", line.detail}})}});
 }
 

@@ -26,10 +26,7 @@
 //                   export GPU BYTES PATH
 //                      exported = { ok = true, path = "cumem-fd", handle = "...", detail = "..." }
 //                   pull GPU BYTES REPEATS PATH HANDLE
-//                      pulled = { from = GPU, path = "cumem-fd", status = "passed", gb_per_s = 371.2,
-//                                 pushed_gb_per_s = 368.0, detail = "..." }
-//                      (both ways through one mapping: GPU's buffer pulled here, this
-//                      GPU's pushed into the buffer's other half and read back)
+//                      pulled = { from = GPU, path = "cumem-fd", status = "passed", gb_per_s = 371.2, detail = "..." }
 //                   host-memory
 //                      host_memory = { ok = true, numa_node = 0, detail = "..." }
 //                   nccl-id LIBRARY
@@ -133,8 +130,7 @@ struct PulledLine {
     PeerCopyStatus status = PeerCopyStatus::error;  // passed, wrong_bytes, error; skipped: no peer access
     bool no_peer_access = false;
     bool path_failed = false;  // the memory could not be shared on this path (status error)
-    double gb_per_s = 0;       // from the source
-    double pushed_gb_per_s = 0;  // to the source, through the same mapping
+    double gb_per_s = 0;
     std::string detail;
 };
 
