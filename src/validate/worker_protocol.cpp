@@ -106,6 +106,15 @@ HostLinkLine host_link_from(const toml::table& fields) {
     return line;
 }
 
+// Calls `each` with every line of `text` that its newline has ended (without
+// the newline): a last line without one is still being written.
+template <typename Each>
+void for_each_whole_line(std::string_view text, Each each) {
+    std::size_t start = 0;
+    for (std::size_t end; (end = text.find('\n', start)) != std::string_view::npos; start = end + 1)
+        each(text.substr(start, end - start));
+}
+
 std::optional<toml::table> parse_line(const std::string& line) {
     try {
         return toml::parse(line);
@@ -138,9 +147,7 @@ std::vector<std::string> worker_arguments(const std::vector<WorkerGpu>& gpus, co
 
 std::string tag_lines(int gpu, const std::string& text) {
     std::string tagged;
-    std::size_t start = 0;
-    for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
-        tagged += fmt::format("{}:{}\n", gpu, std::string_view(text).substr(start, end - start));
+    for_each_whole_line(text, [&](std::string_view line) { tagged += fmt::format("{}:{}\n", gpu, line); });
     return tagged;
 }
 
@@ -149,10 +156,11 @@ std::string format_end_of_input(int gpu) { return fmt::format("{}!\n", gpu); }
 std::string lines_tagged(int gpu, const std::string& output) {
     const std::string tag = fmt::format("{}:", gpu);
     std::string lines;
-    std::size_t start = 0;
-    for (std::size_t end; (end = output.find('\n', start)) != std::string::npos; start = end + 1)
-        if (output.compare(start, tag.size(), tag) == 0)
-            lines.append(output, start + tag.size(), end + 1 - start - tag.size());
+    for_each_whole_line(output, [&](std::string_view line) {
+        if (!line.starts_with(tag)) return;
+        lines += line.substr(tag.size());
+        lines += '\n';
+    });
     return lines;
 }
 
@@ -316,15 +324,14 @@ std::optional<CheckOutcome> parse_result_line(const std::string& line) {
 
 WorkerOutput parse_worker_output(const std::string& text) {
     WorkerOutput output;
-    std::size_t start = 0;
-    for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
-        const std::string line = text.substr(start, end - start);
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    for_each_whole_line(text, [&](std::string_view whole) {
+        const std::string line(whole);
+        if (line.find_first_not_of(" \t\r") == std::string::npos) return;
         const auto document = parse_line(line);
         if (const toml::table* fields = document ? (*document)["result"].as_table() : nullptr) {
             if (auto result = result_from(*fields)) {
                 output.results.insert_or_assign(result->name, std::move(*result));
-                continue;
+                return;
             }
         } else if (const toml::table* ready = document ? (*document)["ready"].as_table() : nullptr) {
             WorkerReady fields;
@@ -336,39 +343,39 @@ WorkerOutput parse_worker_output(const std::string& text) {
             fields.error = (*ready)["error"].value_or(std::string());
             fields.full = (*ready)["full"].value_or(false);
             output.ready = std::move(fields);
-            continue;
+            return;
         } else if (const toml::table* host_link = document ? (*document)["host_link"].as_table() : nullptr) {
             output.host_link = host_link_from(*host_link);
-            continue;
+            return;
         } else if (const toml::table* exported = document ? (*document)["exported"].as_table() : nullptr) {
             ExportedLine line{(*exported)["ok"].value_or(false), path_from(*exported),
                               (*exported)["handle"].value_or(std::string()), (*exported)["detail"].value_or(std::string())};
             output.exported.insert_or_assign(line.path, std::move(line));
-            continue;
+            return;
         } else if (const toml::table* pulled = document ? (*document)["pulled"].as_table() : nullptr) {
             PulledLine line = pulled_from(*pulled);
             output.pulled.insert_or_assign({line.from, line.path}, std::move(line));
-            continue;
+            return;
         } else if (const toml::table* id = document ? (*document)["nccl_id"].as_table() : nullptr) {
             output.nccl_id = NcclIdLine{(*id)["ok"].value_or(false), (*id)["id"].value_or(std::string()),
                                         (*id)["detail"].value_or(std::string())};
-            continue;
+            return;
         } else if (const toml::table* nccl = document ? (*document)["nccl"].as_table() : nullptr) {
             output.nccl = NcclLine{(*nccl)["ok"].value_or(false), (*nccl)["init_ms"].value_or(0.0),
                                    (*nccl)["ms"].value_or(0.0), (*nccl)["bus_gb_per_s"].value_or(0.0),
                                    (*nccl)["detail"].value_or(std::string())};
-            continue;
+            return;
         } else if (const toml::table* memory = document ? (*document)["host_memory"].as_table() : nullptr) {
             output.host_memory = HostMemoryLine{(*memory)["ok"].value_or(false),
                                                 static_cast<int>((*memory)["numa_node"].value_or(std::int64_t{-1})),
                                                 (*memory)["detail"].value_or(std::string())};
-            continue;
+            return;
         } else if (const toml::table* done = document ? (*document)["done"].as_table() : nullptr) {
             output.done = time_from((*done)["at_ns"].value_or(std::int64_t{0}));
-            continue;
+            return;
         }
         if (output.unparsed.empty()) output.unparsed = line;
-    }
+    });
     return output;
 }
 
