@@ -44,6 +44,7 @@ inline void one_input(std::string_view input) {
     FUZZ_CHECK(options.detect.time_limit >= milliseconds(1) && options.detect.time_limit <= milliseconds(3'600'000));
     FUZZ_CHECK(options.validate_timeout_s >= 0.001 && options.validate_timeout_s <= 3600);
     FUZZ_CHECK(options.fetch.total_timeout_ms >= 1 && options.fetch.total_timeout_ms <= 3'600'000);
+    FUZZ_CHECK(options.worker_processes >= 1 && options.worker_processes <= 64);
     if (options.repeat_interval)
         FUZZ_CHECK(*options.repeat_interval >= milliseconds(1) && *options.repeat_interval <= milliseconds(86'400'000));
     FUZZ_CHECK(!options.detect.nvml_library.empty() && !options.detect.cuda_library.empty());
