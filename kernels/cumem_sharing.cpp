@@ -8,6 +8,10 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 namespace provision::kernels::cumem {
@@ -213,13 +217,41 @@ SharedBuffer::~SharedBuffer() {
     if (handle_ && driver_->release) driver_->release(handle_);
 }
 
-std::unique_ptr<ImportedBuffer> ImportedBuffer::open(const Driver& driver, int device, const std::string& socket_name,
-                                                     double timeout_s, Failure& failure) {
-    std::unique_ptr<ImportedBuffer> buffer(new ImportedBuffer);
-    buffer->driver_ = &driver;
-    int cu_device = 0;
-    if (!call(driver, failure, driver.device_get, "cuDeviceGet", &cu_device, device)) return nullptr;
+namespace {
 
+// A peer's memory imported into this process.  Kept until the process ends:
+// an exporter that has released its buffer still holds no memory the
+// importer needs, and a worker's process ends soon after its GPUs are done.
+struct ImportedAllocation {
+    Handle handle = 0;
+    std::size_t size = 0;
+};
+
+// One peer buffer's import, made by the first of this process's GPUs that
+// asks for it; the others wait for it rather than import it again.  A
+// failed import is not kept: the next GPU tries again.
+struct ImportSlot {
+    std::mutex mutex;
+    std::optional<ImportedAllocation> made;
+};
+
+std::shared_ptr<ImportSlot> import_slot(const std::string& socket_name) {
+    static std::mutex mutex;
+    // Never destroyed: the driver may be gone when static objects are, and
+    // the process's end releases the imports anyway.
+    static auto* slots = new std::map<std::string, std::shared_ptr<ImportSlot>>;
+    std::lock_guard lock(mutex);
+    auto& slot = (*slots)[socket_name];
+    if (!slot) slot = std::make_shared<ImportSlot>();
+    return slot;
+}
+
+std::atomic<std::size_t> imports_made_here{0};
+
+// Asks the socket `socket_name` for the memory's descriptor (waiting at
+// most `timeout_s`) and imports it.
+std::optional<ImportedAllocation> fetch_and_import(const Driver& driver, const std::string& socket_name,
+                                                   double timeout_s, Failure& failure) {
     // Ask the owner for a descriptor, from a socket of our own (an
     // autobound abstract name) that it can answer.
     const int socket = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -228,7 +260,7 @@ std::unique_ptr<ImportedBuffer> ImportedBuffer::open(const Driver& driver, int d
     if (socket < 0 || bind(socket, reinterpret_cast<const sockaddr*>(&own), sizeof(sa_family_t)) != 0) {
         failure = {"socket", -1, std::string("cannot open a socket to ask for the memory: ") + std::strerror(errno)};
         if (socket >= 0) close(socket);
-        return nullptr;
+        return std::nullopt;
     }
     set_receive_timeout(socket, timeout_s);
     socklen_t length = 0;
@@ -244,29 +276,56 @@ std::unique_ptr<ImportedBuffer> ImportedBuffer::open(const Driver& driver, int d
         failure = {"SCM_RIGHTS", -1,
                    std::string("the descriptor of the peer's memory did not come over its UNIX socket (@") +
                        socket_name + "): " + std::strerror(asked ? errno : ask_error)};
-        return nullptr;
+        return std::nullopt;
     }
     if (reply.code != 0) {
         reply.call[sizeof reply.call - 1] = '\0';
         fail(failure, driver, reply.call, reply.code);
         failure.detail = "the peer could not export its memory: " + failure.detail;
-        return nullptr;
+        return std::nullopt;
     }
     if (fd < 0) {
         failure = {"SCM_RIGHTS", -1, "the peer's answer came without a descriptor"};
-        return nullptr;
+        return std::nullopt;
     }
-    buffer->size_ = reply.size;
-    const bool imported = call(driver, failure, driver.import_handle, "cuMemImportFromShareableHandle",
-                               &buffer->handle_, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)),
-                               kHandlePosixFd);
+    ImportedAllocation imported;
+    imported.size = reply.size;
+    const bool ok = call(driver, failure, driver.import_handle, "cuMemImportFromShareableHandle", &imported.handle,
+                         reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)), kHandlePosixFd);
     close(fd);
-    if (!imported) return nullptr;
+    if (!ok) return std::nullopt;
+    ++imports_made_here;
+    return imported;
+}
+
+}  // namespace
+
+std::size_t imports_made() { return imports_made_here.load(); }
+
+std::unique_ptr<ImportedBuffer> ImportedBuffer::open(const Driver& driver, int device, const std::string& socket_name,
+                                                     double timeout_s, Failure& failure) {
+    std::unique_ptr<ImportedBuffer> buffer(new ImportedBuffer);
+    buffer->driver_ = &driver;
+    int cu_device = 0;
+    if (!call(driver, failure, driver.device_get, "cuDeviceGet", &cu_device, device)) return nullptr;
+    ImportedAllocation allocation;
+    {
+        const auto slot = import_slot(socket_name);
+        std::lock_guard lock(slot->mutex);
+        if (slot->made) {
+            buffer->reused_ = true;
+        } else {
+            slot->made = fetch_and_import(driver, socket_name, timeout_s, failure);
+            if (!slot->made) return nullptr;
+        }
+        allocation = *slot->made;
+    }
+    buffer->size_ = allocation.size;
     if (!call(driver, failure, driver.address_reserve, "cuMemAddressReserve", &buffer->address_, buffer->size_,
               std::size_t{0}, DevicePointer{0}, 0ull))
         return nullptr;
     if (!call(driver, failure, driver.map, "cuMemMap", buffer->address_, buffer->size_, std::size_t{0},
-              buffer->handle_, 0ull)) {
+              allocation.handle, 0ull)) {
         driver.address_free(buffer->address_, buffer->size_);
         buffer->address_ = 0;
         return nullptr;
@@ -280,7 +339,6 @@ ImportedBuffer::~ImportedBuffer() {
         if (driver_->unmap) driver_->unmap(address_, size_);
         if (driver_->address_free) driver_->address_free(address_, size_);
     }
-    if (handle_ && driver_->release) driver_->release(handle_);
 }
 
 HostNumaResult allocate_host_numa(const Driver& driver, int device,

@@ -126,7 +126,12 @@ private:
     std::unique_ptr<Server> server_;
 };
 
-// A peer's memory mapped here.
+// A peer's memory mapped here for one GPU.  The memory is imported once per
+// process and kept until the process ends; each GPU maps it with access of
+// its own.  Between processes the import is a pair's fixed cost (6-11 ms on
+// H100s, serialised in the driver: docs/PERFORMANCE.md), and NCCL's ranks
+// import a peer's buffer once per process too, so a pod's later rounds of
+// pairs map memory the first already imported.
 class ImportedBuffer {
 public:
     ~ImportedBuffer();
@@ -135,10 +140,12 @@ public:
 
     DevicePointer address() const { return address_; }
     std::size_t size() const { return size_; }
+    // Whether this process had imported the memory before (for another GPU).
+    bool reused() const { return reused_; }
 
     // Asks the socket `socket_name` for the memory (waiting at most
-    // `timeout_s`), imports it and maps it with access for CUDA device
-    // `device`.  nullptr with `failure` set when a step fails; a refused
+    // `timeout_s`) and imports it, unless this process did so already, and
+    // maps it with access for CUDA device `device`.  nullptr with `failure` set when a step fails; a refused
     // access between the two GPUs is kErrorPeerAccessUnsupported.
     static std::unique_ptr<ImportedBuffer> open(const Driver& driver, int device, const std::string& socket_name,
                                                 double timeout_s, Failure& failure);
@@ -147,10 +154,13 @@ private:
     ImportedBuffer() = default;
 
     const Driver* driver_ = nullptr;
-    Handle handle_ = 0;
     DevicePointer address_ = 0;
     std::size_t size_ = 0;
+    bool reused_ = false;
 };
+
+// How many peer buffers this process has imported (each once).
+std::size_t imports_made();
 
 // One granule of host memory on the GPU's host NUMA node, as NCCL makes its
 // host buffers: mapped, access granted to `device`, then released.  The

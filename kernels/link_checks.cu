@@ -141,7 +141,7 @@ const cumem::Driver& runtime_driver() {
     return driver;
 }
 
-// What this process exports, kept until release_peer_exports(): a worker
+// What this process exports, kept until release_peer_buffers(): a worker
 // of several GPUs exports from each GPU's thread, and its GPUs pull from
 // each other.
 struct ExportedBuffer {
@@ -174,6 +174,58 @@ std::optional<std::pair<void*, int>> exported_here(const std::string& handle) {
     for (const ExportedBuffer& buffer : exported.buffers)
         if (buffer.legacy && buffer.handle == handle) return std::pair{buffer.legacy, buffer.device};
     return std::nullopt;
+}
+
+// What a GPU's pulls copy into and check with: the local buffer, the
+// counters of the check and a stream.  A GPU's first pull makes them and
+// its later ones (a pod's later rounds) take them over, since freeing device
+// memory waits for the whole device; release_peer_buffers() frees them.
+struct PullScratch {
+    int device = 0;
+    std::size_t bytes = 0;
+    std::unique_ptr<detail::Stream> stream;
+    std::unique_ptr<detail::DeviceBuffer> local;
+    std::unique_ptr<detail::DeviceBuffer> counters;
+};
+struct SpareScratch {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<PullScratch>> spare;
+};
+SpareScratch& spare_scratch() {
+    static SpareScratch scratch;
+    return scratch;
+}
+
+// A spare one of `device` for `bytes`, or a new one (the device current).
+// Throws CudaFailure.
+std::unique_ptr<PullScratch> take_scratch(int device, std::size_t bytes) {
+    {
+        SpareScratch& scratch = spare_scratch();
+        std::lock_guard lock(scratch.mutex);
+        auto& spare = scratch.spare;
+        const auto found = std::find_if(spare.begin(), spare.end(), [&](const auto& one) {
+            return one->device == device && one->bytes == bytes;
+        });
+        if (found != spare.end()) {
+            auto taken = std::move(*found);
+            spare.erase(found);
+            return taken;
+        }
+    }
+    auto made = std::make_unique<PullScratch>();
+    made->device = device;
+    made->bytes = bytes;
+    made->stream = std::make_unique<detail::Stream>();
+    made->local = std::make_unique<detail::DeviceBuffer>(bytes);
+    made->counters = std::make_unique<detail::DeviceBuffer>(2 * sizeof(unsigned long long));
+    return made;
+}
+
+void give_back(std::unique_ptr<PullScratch> scratch) {
+    if (!scratch) return;
+    SpareScratch& spare = spare_scratch();
+    std::lock_guard lock(spare.mutex);
+    spare.spare.push_back(std::move(scratch));
 }
 
 class PreparedHostLink final : public HostLinkCheck {
@@ -255,9 +307,9 @@ public:
         try {
             check_cuda(cudaSetDevice(device_), "cudaSetDevice");
             const std::size_t bytes = source_.bytes;
-            detail::Stream& stream = *stream_;
-            detail::DeviceBuffer& local = *local_;
-            detail::DeviceBuffer& counters = *counters_;
+            detail::Stream& stream = *scratch_->stream;
+            detail::DeviceBuffer& local = *scratch_->local;
+            detail::DeviceBuffer& counters = *scratch_->counters;
             if (fault_ == "hang") check_cuda(detail::launch_spin_forever(stream.get()), "the planted hang");
             const double ms = median_ms(stream, repeats, [&] {
                 check_cuda(cudaMemcpyAsync(local.get(), peer_, bytes, cudaMemcpyDeviceToDevice, stream.get()),
@@ -282,7 +334,10 @@ public:
                 pull.status = PeerPullStatus::passed;
                 pull.detail = fmt::format("{} MiB, median of {} copies, every word checked{}", bytes >> 20,
                                           std::max(repeats, 1),
-                                          in_process_ ? " (both GPUs in one worker: through peer access)" : "");
+                                          in_process_ ? " (both GPUs in one worker: through peer access)"
+                                          : imported_ && imported_->reused()
+                                              ? " (memory this worker had imported already)"
+                                              : "");
             } else {
                 pull.status = PeerPullStatus::wrong_bytes;
                 pull.detail =
@@ -292,27 +347,25 @@ public:
             pull.status = PeerPullStatus::error;
             pull.detail = detail::describe_cuda_failure(failure, device_);
         }
-        // Unmapped at once, the buffers freed: a GPU keeps a pull's only until it is done.
+        // Unmapped at once (an exporter frees a legacy buffer once its pairs
+        // are done); the scratch goes to this GPU's next pull.
         if (legacy_peer_) cudaIpcCloseMemHandle(legacy_peer_);
         legacy_peer_ = nullptr;
         imported_.reset();
-        local_.reset();
-        counters_.reset();
-        stream_.reset();
+        give_back(std::move(scratch_));
         return pull;
     }
 
 private:
     // What the copies need besides the mapping, before they are asked for:
-    // the local buffer (poisoned, so that a copy that moves nothing fails),
-    // the counters of the check and a stream.
+    // the local buffer (poisoned, so that a copy that moves nothing fails,
+    // nor one that leaves an earlier pull's words), the counters of the
+    // check and a stream.
     void allocate() {
         try {
             check_cuda(cudaSetDevice(device_), "cudaSetDevice");
-            stream_ = std::make_unique<detail::Stream>();
-            local_ = std::make_unique<detail::DeviceBuffer>(source_.bytes);
-            counters_ = std::make_unique<detail::DeviceBuffer>(2 * sizeof(unsigned long long));
-            local_->poison(stream_->get());
+            scratch_ = take_scratch(device_, source_.bytes);
+            scratch_->local->poison(scratch_->stream->get());
         } catch (const CudaFailure& failure) {
             status_ = PeerPullStatus::error;
             detail_ = detail::describe_cuda_failure(failure, device_);
@@ -395,9 +448,7 @@ private:
     std::unique_ptr<cumem::ImportedBuffer> imported_;
     void* peer_ = nullptr;
     bool in_process_ = false;  // read through peer access within this process
-    std::unique_ptr<detail::Stream> stream_;
-    std::unique_ptr<detail::DeviceBuffer> local_;
-    std::unique_ptr<detail::DeviceBuffer> counters_;
+    std::unique_ptr<PullScratch> scratch_;
     std::optional<PeerPullStatus> status_;  // set when the buffer could not be mapped
     std::string detail_;
 };
@@ -462,7 +513,17 @@ PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes,
     return exported;
 }
 
-void release_peer_exports(int cuda_device) {
+void release_peer_buffers(int cuda_device) {
+    {
+        SpareScratch& scratch = spare_scratch();
+        std::lock_guard lock(scratch.mutex);
+        auto& spare = scratch.spare;
+        if (std::any_of(spare.begin(), spare.end(), [&](const auto& one) { return one->device == cuda_device; }))
+            cudaSetDevice(cuda_device);
+        spare.erase(std::remove_if(spare.begin(), spare.end(),
+                                   [&](const auto& one) { return one->device == cuda_device; }),
+                    spare.end());
+    }
     ExportedBuffers& exported = exported_buffers();
     std::lock_guard lock(exported.mutex);
     auto& buffers = exported.buffers;

@@ -54,10 +54,11 @@ struct PeerExport {
 
 // Fills a buffer of `bytes` on `cuda_device` with the pattern of
 // `source_id` (the GPU's index as the workload sees it) and exports it on
-// `path`.  The buffer lives until release_peer_exports(cuda_device).
+// `path`.  The buffer lives until release_peer_buffers(cuda_device).
 // Never throws.
 PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes, PeerPath path);
-void release_peer_exports(int cuda_device);
+// Frees what `cuda_device` exported and what its pulls kept for the next.
+void release_peer_buffers(int cuda_device);
 
 enum class PeerPullStatus {
     passed,

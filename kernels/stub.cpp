@@ -75,7 +75,7 @@ PeerExport export_peer_buffer(int, int, std::size_t, PeerPath) {
     return exported;
 }
 
-void release_peer_exports(int) {}
+void release_peer_buffers(int) {}
 
 std::unique_ptr<PeerPullCheck> prepare_pull(int, const PeerSource&, const std::string&) {
     return std::make_unique<UnavailablePull>();

@@ -269,7 +269,7 @@ void serve_gpu(const WorkerSettings& settings, Clock::time_point start, const Li
     // `done` first: the parent moves on at it, and the buffers go with the
     // process anyway.
     printer(format_done_line(Clock::now(), waited_ms));
-    kernels::release_peer_exports(settings.gpu);
+    kernels::release_peer_buffers(settings.gpu);
     // Test-only: a teardown as slow as a driver's can be (the parent never waits for it).
     if (fault_for_check(settings.fault, "teardown") == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
 }

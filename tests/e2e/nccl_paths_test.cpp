@@ -5,6 +5,8 @@
 // (a real descriptor sent to the peer worker over its UNIX socket), legacy
 // IPC and host NUMA memory, each able to fail as containers make them fail.
 #include <filesystem>
+#include <fstream>
+#include <map>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -336,4 +338,41 @@ TEST_CASE("nccl: --validate=full all-reduces across the workers with the workloa
         const auto report = e2e::report(run(dir, venv(dir, true), machine(dir, "")));
         CHECK_FALSE(report["nccl"].contains("all_reduce"));
     }
+}
+
+TEST_CASE("nccl: eight GPUs on the cuMem path: a worker process imports each peer's buffer once, whichever of its "
+          "GPUs pull it",
+          "[nccl][pod]") {
+    if (skip_without_prerequisites()) return;
+    for (const int processes : {1, 2, 8}) {
+        INFO(processes << " worker processes");
+        TempDir dir;
+        const std::string machine_file = dir.file("pod.toml");
+        e2e::write_file(machine_file, e2e::read_file(e2e::gpu_fixture("pod-8x-h100-nvswitch")) +
+                                          "\n[faults]\nhandle_open_delay_ms = 20\n");
+        const auto result = run(dir, venv(dir, true), machine_file, {{"PROVISION_FAKE_CUDA_OPEN_LOG", dir.file("opens.log")}},
+                                {"--worker-processes", std::to_string(processes)});
+        INFO(result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        REQUIRE(report["links"].size() == 28);
+        for (const auto& link : report["links"]) {
+            CHECK(link["check"]["status"] == "passed");
+            CHECK(link["check"]["path"] == "cumem-fd");
+        }
+        // The fake libcuda logs "PID BEGIN END UUID" for each import.
+        std::map<long, int> imports;
+        std::ifstream log(dir.file("opens.log"));
+        long pid = 0;
+        for (std::string begin, end, uuid; log >> pid >> begin >> end >> uuid;) ++imports[pid];
+        CHECK(imports.size() == static_cast<std::size_t>(processes));
+        // A process of one GPU imports its seven peers' buffers; a process of
+        // several imports all eight buffers once (its own GPUs' too: they
+        // pull from each other).
+        for (const auto& [process, count] : imports) CHECK(count == (processes == 8 ? 7 : 8));
+    }
+    reliability::record("nccl", "8 GPUs on the cuMem path in one, two and eight worker processes (fake libcuda)",
+                        "every pair passed; each process imported each peer buffer once (8, 16 and 56 imports, "
+                        "not 56 each time)",
+                        "nothing");
 }

@@ -181,3 +181,61 @@ TEST_CASE("runner: two GPUs in one worker process copy to each other through pee
             CHECK(through_peer_access == (processes == 1 && path == PeerPath::legacy_ipc));
         }
 }
+
+TEST_CASE("runner: four workload GPUs on two, in two worker processes: every pair passes on both paths, a process "
+          "imports each cuMem buffer once, and later pulls check every word again",
+          "[gpu][runner][links]") {
+    const kernels::DeviceProbe probe = kernels::probe_devices();
+    if (probe.devices.size() < 2) {
+        WARN(fmt::format("skipped: needs two GPUs, this machine has {}", probe.devices.size()));
+        return;
+    }
+    std::vector<std::string> uuids;
+    for (int gpu = 0; gpu < 2; ++gpu) {
+        const kernels::OpenedDevice opened = kernels::open_device(probe.devices[static_cast<std::size_t>(gpu)].index);
+        REQUIRE(opened.ok);
+        uuids.push_back(opened.uuid);
+    }
+    // Workload GPUs 0 and 3 are the first GPU, 1 and 2 the second; the
+    // processes hold 0-1 and 2-3.  Rounds: 0-3 and 1-2 between the processes,
+    // each GPU with itself (each process imports two of the other's buffers);
+    // 0-2 and 1-3 between them again, across the GPUs' own link, pulling the
+    // same buffers into the process's other GPU; then 0-1 and 2-3 within them.
+    std::vector<WorkerTarget> targets;
+    for (const int gpu : {0, 1, 2, 3}) {
+        const std::string& uuid = uuids[gpu == 0 || gpu == 3 ? 0 : 1];
+        targets.push_back({gpu, uuid, uuid});
+    }
+    for (const PeerPath path : {PeerPath::cumem_fd, PeerPath::legacy_ipc})
+        for (const std::string fault : {"", "link=wrong-bytes"}) {
+            INFO(to_string(path) << ", fault: " << fault);
+            ValidationOptions options = options_with(60, fault);
+            options.worker_processes = 2;
+            // The workers' timeline, for bench/pod_timeline.py (fault-injection builds).
+            if (const char* timeline = std::getenv("PROVISION_TEST_WORKER_TIMELINE"); timeline && fault.empty())
+                options.timeline = std::string(timeline) + "-" + std::string(to_string(path));
+            WorkerPool workers(options);
+            workers.keep(targets);
+            LinkWork links;
+            links.peer_pairs = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+            links.peer_path = path;
+            const auto run = workers.run(
+                {{0, {"attention.fp16"}}, {1, {"attention.fp16"}}, {2, {"attention.fp16"}}, {3, {"attention.fp16"}}},
+                links);
+            REQUIRE(run.peer_copies.size() == 6);
+            int reused = 0;
+            for (const PeerCopyResult& copy : run.peer_copies) {
+                fmt::print("runner: four on two, {}{}: {}-{} {}, {:.1f} / {:.1f} GB/s; {}\n", to_string(path),
+                           fault.empty() ? "" : " (" + fault + ")", copy.first, copy.second, to_string(copy.status),
+                           copy.gb_per_s_forward, copy.gb_per_s_backward, copy.detail);
+                if (copy.cuda_peer_access == false) continue;
+                // Every pull, the later ones in their GPU's kept buffer too.
+                CHECK(copy.status == (fault.empty() ? PeerCopyStatus::passed : PeerCopyStatus::wrong_bytes));
+                CHECK(copy.path == path);
+                if (copy.detail.find("imported already") != std::string::npos) ++reused;
+            }
+            // 0-2 and 1-3 pull, in the direction the detail tells, what the
+            // first round imported into that process.
+            if (fault.empty()) CHECK(reused == (path == PeerPath::cumem_fd ? 2 : 0));
+        }
+}
