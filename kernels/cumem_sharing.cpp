@@ -304,28 +304,37 @@ std::size_t imports_made() { return imports_made_here.load(); }
 
 std::unique_ptr<ImportedBuffer> ImportedBuffer::open(const Driver& driver, int device, const std::string& socket_name,
                                                      double timeout_s, Failure& failure) {
-    std::unique_ptr<ImportedBuffer> buffer(new ImportedBuffer);
-    buffer->driver_ = &driver;
     int cu_device = 0;
     if (!call(driver, failure, driver.device_get, "cuDeviceGet", &cu_device, device)) return nullptr;
     ImportedAllocation allocation;
+    bool reused = false;
     {
         const auto slot = import_slot(socket_name);
         std::lock_guard lock(slot->mutex);
         if (slot->made) {
-            buffer->reused_ = true;
+            reused = true;
         } else {
             slot->made = fetch_and_import(driver, socket_name, timeout_s, failure);
             if (!slot->made) return nullptr;
         }
         allocation = *slot->made;
     }
-    buffer->size_ = allocation.size;
+    auto buffer = map_own(driver, device, allocation.handle, allocation.size, failure);
+    if (buffer) buffer->reused_ = reused;
+    return buffer;
+}
+
+std::unique_ptr<ImportedBuffer> ImportedBuffer::map_own(const Driver& driver, int device, Handle handle,
+                                                        std::size_t size, Failure& failure) {
+    std::unique_ptr<ImportedBuffer> buffer(new ImportedBuffer);
+    buffer->driver_ = &driver;
+    int cu_device = 0;
+    if (!call(driver, failure, driver.device_get, "cuDeviceGet", &cu_device, device)) return nullptr;
+    buffer->size_ = size;
     if (!call(driver, failure, driver.address_reserve, "cuMemAddressReserve", &buffer->address_, buffer->size_,
               std::size_t{0}, DevicePointer{0}, 0ull))
         return nullptr;
-    if (!call(driver, failure, driver.map, "cuMemMap", buffer->address_, buffer->size_, std::size_t{0},
-              allocation.handle, 0ull)) {
+    if (!call(driver, failure, driver.map, "cuMemMap", buffer->address_, buffer->size_, std::size_t{0}, handle, 0ull)) {
         driver.address_free(buffer->address_, buffer->size_);
         buffer->address_ = 0;
         return nullptr;

@@ -103,6 +103,7 @@ public:
 
     DevicePointer address() const { return address_; }
     std::size_t size() const { return size_; }
+    Handle handle() const { return handle_; }
     // The abstract socket name a peer asks for the memory at (no leading NUL).
     const std::string& socket_name() const { return socket_name_; }
 
@@ -149,6 +150,11 @@ public:
     // access between the two GPUs is kErrorPeerAccessUnsupported.
     static std::unique_ptr<ImportedBuffer> open(const Driver& driver, int device, const std::string& socket_name,
                                                 double timeout_s, Failure& failure);
+    // Memory this process made (`handle`, `size` bytes: a SharedBuffer of
+    // another of its GPUs) mapped again with access for `device`, as NCCL
+    // maps the memory of a rank in its own process: nothing to import.
+    static std::unique_ptr<ImportedBuffer> map_own(const Driver& driver, int device, Handle handle, std::size_t size,
+                                                   Failure& failure);
 
 private:
     ImportedBuffer() = default;

@@ -165,14 +165,23 @@ void keep_exported(ExportedBuffer buffer) {
     exported.buffers.push_back(std::move(buffer));
 }
 
-// The buffer and device of a legacy handle this process exported, if it
-// did: CUDA refuses to open such a handle in the process that made it
-// (cudaErrorInvalidContext).
-std::optional<std::pair<void*, int>> exported_here(const std::string& handle) {
+// A buffer another of this process's GPUs exported, as its pulls within
+// the process read it: CUDA refuses to open a legacy handle in the process
+// that made it (cudaErrorInvalidContext), and NCCL maps the cuMem memory of
+// a rank in its own process without importing it.
+struct OwnExport {
+    int device = 0;
+    void* legacy = nullptr;      // the cudaMalloc'd buffer, or
+    cumem::Handle handle = 0;    // the cuMem allocation
+    std::size_t bytes = 0;
+};
+std::optional<OwnExport> exported_here(const std::string& handle) {
     ExportedBuffers& exported = exported_buffers();
     std::lock_guard lock(exported.mutex);
     for (const ExportedBuffer& buffer : exported.buffers)
-        if (buffer.legacy && buffer.handle == handle) return std::pair{buffer.legacy, buffer.device};
+        if (buffer.handle == handle)
+            return buffer.shared ? OwnExport{buffer.device, nullptr, buffer.shared->handle(), buffer.shared->size()}
+                                 : OwnExport{buffer.device, buffer.legacy, 0, 0};
     return std::nullopt;
 }
 
@@ -374,7 +383,7 @@ private:
 
     void open_legacy() {
         if (const auto here = exported_here(source_.handle)) {
-            open_in_process(here->first, here->second);
+            if (enable_peer_access(here->device)) peer_ = here->legacy;
             return;
         }
         cudaIpcMemHandle_t handle;
@@ -405,23 +414,24 @@ private:
 
     // The source's GPU is opened by this process too (a worker of several
     // GPUs): its buffer is read through peer access, as NCCL's ranks of one
-    // process read each other's.
-    void open_in_process(void* buffer, int source_device) {
+    // process read each other's ("P2P/direct pointer").  False with the
+    // status set when CUDA refuses.
+    bool enable_peer_access(int source_device) {
         cudaError_t status = cudaSetDevice(device_);
         if (status == cudaSuccess) {
             status = cudaDeviceEnablePeerAccess(source_device, 0);
             if (status == cudaErrorPeerAccessAlreadyEnabled) status = cudaSuccess;
         }
         if (status == cudaSuccess) {
-            peer_ = buffer;
             in_process_ = true;
-            return;
+            return true;
         }
         cudaGetLastError();  // not sticky: clear it
         status_ = status == cudaErrorPeerAccessUnsupported ? PeerPullStatus::no_peer_access : PeerPullStatus::error;
         detail_ = status == cudaErrorPeerAccessUnsupported
                       ? "CUDA cannot enable peer access between the two GPUs (cudaErrorPeerAccessUnsupported)"
                       : detail::describe_cuda_failure(CudaFailure(status, "cudaDeviceEnablePeerAccess"), device_);
+        return false;
     }
 
     void open_cumem() {
@@ -431,7 +441,13 @@ private:
             return;
         }
         cumem::Failure failure;
-        imported_ = cumem::ImportedBuffer::open(runtime_driver(), device_, source_.handle, 30.0, failure);
+        if (const auto here = exported_here(source_.handle)) {
+            // As NCCL within a process: peer access, and the allocation mapped again.
+            if (!enable_peer_access(here->device)) return;
+            imported_ = cumem::ImportedBuffer::map_own(runtime_driver(), device_, here->handle, here->bytes, failure);
+        } else {
+            imported_ = cumem::ImportedBuffer::open(runtime_driver(), device_, source_.handle, 30.0, failure);
+        }
         if (imported_) {
             peer_ = reinterpret_cast<void*>(imported_->address());
             return;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -55,11 +56,27 @@ PulledLine pulled_line(int from, PeerPath path, const kernels::PeerPull& pull) {
     return line;
 }
 
-// What the test builds' simulated worker keeps of a cuMem export: the real
-// socket serving the fake driver's descriptors.
-std::vector<std::unique_ptr<kernels::cumem::SharedBuffer>>& simulated_exports() {
-    static std::vector<std::unique_ptr<kernels::cumem::SharedBuffer>> buffers;
-    return buffers;
+// What the test builds' simulated worker keeps of its GPUs' cuMem exports:
+// the real sockets serving the fake driver's descriptors.
+struct SimulatedExports {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<kernels::cumem::SharedBuffer>> buffers;
+
+    void keep(std::unique_ptr<kernels::cumem::SharedBuffer> buffer) {
+        std::lock_guard lock(mutex);
+        buffers.push_back(std::move(buffer));
+    }
+    // The allocation and size of one of them, by its socket.
+    std::optional<std::pair<kernels::cumem::Handle, std::size_t>> find(const std::string& socket_name) {
+        std::lock_guard lock(mutex);
+        for (const auto& buffer : buffers)
+            if (buffer->socket_name() == socket_name) return std::pair{buffer->handle(), buffer->size()};
+        return std::nullopt;
+    }
+};
+SimulatedExports& simulated_exports() {
+    static SimulatedExports exports;
+    return exports;
 }
 
 }  // namespace
@@ -163,7 +180,7 @@ std::unique_ptr<WorkerLinks::Pending> WorkerLinks::prepare(const std::string& li
                 exported.ok = shared != nullptr;
                 exported.handle = shared ? shared->socket_name() : std::string();
                 exported.detail = shared ? "simulated" : failure.detail;
-                if (shared) simulated_exports().push_back(std::move(shared));
+                if (shared) simulated_exports().keep(std::move(shared));
             } else {
                 const auto real = kernels::export_peer_buffer(settings_.cuda_device, command->gpu, command->bytes,
                                                               kernel_path(command->path));
@@ -216,8 +233,14 @@ std::unique_ptr<WorkerLinks::Pending> WorkerLinks::prepare(const std::string& li
                 pending->simulated_failure = simulated->open_legacy_handle();
             } else if (simulated) {
                 kernels::cumem::Failure failure;
-                pending->simulated_import = kernels::cumem::ImportedBuffer::open(
-                    simulated->cumem_driver(), settings_.cuda_device, command->handle, 30.0, failure);
+                const auto& driver = simulated->cumem_driver();
+                if (const auto own = simulated_exports().find(command->handle)) {  // mapped again, as the real one
+                    pending->simulated_import = kernels::cumem::ImportedBuffer::map_own(
+                        driver, settings_.cuda_device, own->first, own->second, failure);
+                } else {
+                    pending->simulated_import = kernels::cumem::ImportedBuffer::open(
+                        driver, settings_.cuda_device, command->handle, 30.0, failure);
+                }
                 if (!pending->simulated_import) pending->simulated_failure = failure;
             } else {
                 pending->pull = kernels::prepare_pull(

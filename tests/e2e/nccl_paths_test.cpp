@@ -340,8 +340,8 @@ TEST_CASE("nccl: --validate=full all-reduces across the workers with the workloa
     }
 }
 
-TEST_CASE("nccl: eight GPUs on the cuMem path: a worker process imports each peer's buffer once, whichever of its "
-          "GPUs pull it",
+TEST_CASE("nccl: eight GPUs on the cuMem path: a worker process imports each other process's buffer once, whichever "
+          "of its GPUs pull it, and its own GPUs' not at all",
           "[nccl][pod]") {
     if (skip_without_prerequisites()) return;
     for (const int processes : {1, 2, 8}) {
@@ -365,14 +365,14 @@ TEST_CASE("nccl: eight GPUs on the cuMem path: a worker process imports each pee
         std::ifstream log(dir.file("opens.log"));
         long pid = 0;
         for (std::string begin, end, uuid; log >> pid >> begin >> end >> uuid;) ++imports[pid];
-        CHECK(imports.size() == static_cast<std::size_t>(processes));
-        // A process of one GPU imports its seven peers' buffers; a process of
-        // several imports all eight buffers once (its own GPUs' too: they
-        // pull from each other).
-        for (const auto& [process, count] : imports) CHECK(count == (processes == 8 ? 7 : 8));
+        // A process imports each of the other processes' buffers once, and
+        // maps its own GPUs' without importing them: one process, nothing;
+        // two of four GPUs, the other's four; a process a GPU, its seven peers'.
+        CHECK(imports.size() == static_cast<std::size_t>(processes == 1 ? 0 : processes));
+        for (const auto& [process, count] : imports) CHECK(count == (processes == 8 ? 7 : 4));
     }
     reliability::record("nccl", "8 GPUs on the cuMem path in one, two and eight worker processes (fake libcuda)",
-                        "every pair passed; each process imported each peer buffer once (8, 16 and 56 imports, "
-                        "not 56 each time)",
+                        "every pair passed; each process imported each other process's buffer once and mapped its own "
+                        "GPUs' (0, 8 and 56 imports, not 56 each time)",
                         "nothing");
 }

@@ -176,9 +176,9 @@ TEST_CASE("runner: two GPUs in one worker process copy to each other through pee
             CHECK(copy.path == path);
             CHECK(copy.gb_per_s_forward > 1);
             CHECK(copy.gb_per_s_backward > 1);
-            // Only a worker of both GPUs reads its own legacy handle through peer access.
+            // A worker of both GPUs reads its own buffer through peer access, on either path.
             const bool through_peer_access = copy.detail.find("both GPUs in one worker") != std::string::npos;
-            CHECK(through_peer_access == (processes == 1 && path == PeerPath::legacy_ipc));
+            CHECK(through_peer_access == (processes == 1));
         }
 }
 
