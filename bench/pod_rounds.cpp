@@ -1,15 +1,18 @@
-// The rounds of pairs of a pod of four, played on two GPUs: workload GPUs 0
-// and 3 are the first GPU, 1 and 2 the second, in two worker processes
-// (0-1 and 2-3), as tests/gpu's "four workload GPUs on two" lays them out.
-// Round 1 pairs each GPU with itself across the processes (the imports
-// made beside the checks), round 2 crosses the processes over the GPUs'
-// own link (each process pulls, into its other GPU, the buffers round 1
-// imported), round 3 stays within the processes.  Each run's workers write
-// their timeline (a fault-injection build of the worker) and this prints,
-// per round after the first, the time from its first pull sent to its last
-// answer; medians of the runs.
+// The rounds of pairs of a pod, played on two GPUs.  With --gpus 4 (the
+// default): workload GPUs 0 and 3 are the first GPU, 1 and 2 the second, in
+// two worker processes (0-1 and 2-3), as tests/gpu's "four workload GPUs on
+// two" lays them out.  Round 1 pairs each GPU with itself across the
+// processes (the imports made beside the checks), round 2 crosses the
+// processes over the GPUs' own link (each process pulls, into its other
+// GPU, the buffers round 1 imported), round 3 stays within the processes.
+// With --gpus 8: eight workload GPUs, the even ones the first GPU and the odd
+// ones the second, in four processes of two (0-1, 2-3, ...): seven rounds of
+// four pairs, eight pulls a round, four on each GPU.  Each run's workers
+// write their timeline (a fault-injection build of the worker) and this
+// prints, per round after the first, the time from its first pull sent to
+// its last answer; medians of the runs.
 //
-//   bench/pod_rounds --worker PATH [--path cumem-fd|legacy-ipc] [--runs 8] [--label NAME]
+//   bench/pod_rounds --worker PATH [--gpus 4|8] [--path cumem-fd|legacy-ipc] [--runs 8] [--label NAME]
 //
 // Run it with two workers (before and after a change) in turns, on one
 // machine, to compare.
@@ -76,7 +79,9 @@ int main(int argc, char** argv) {
     CLI::App app{"the later rounds of a pod's pairs, four workload GPUs on two"};
     std::string worker, path_name = "cumem-fd", label;
     int runs = 8;
+    int gpus = 4;
     app.add_option("--worker", worker, "a provision_check_worker built with fault injection")->required();
+    app.add_option("--gpus", gpus, "workload GPUs: 4 or 8")->check(CLI::IsMember({4, 8}));
     app.add_option("--path", path_name, "cumem-fd or legacy-ipc");
     app.add_option("--runs", runs, "runs");
     app.add_option("--label", label, "the name printed with the figures");
@@ -94,9 +99,15 @@ int main(int argc, char** argv) {
     std::vector<std::string> uuids;
     for (int gpu = 0; gpu < 2; ++gpu) uuids.push_back(kernels::open_device(gpu).uuid);
     std::vector<WorkerTarget> targets;
-    for (const int gpu : {0, 1, 2, 3}) {
-        const std::string& uuid = uuids[gpu == 0 || gpu == 3 ? 0 : 1];
+    std::vector<GpuChecks> work;
+    LinkWork links;
+    links.peer_path = *path;
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+        const bool first = gpus == 4 ? gpu == 0 || gpu == 3 : gpu % 2 == 0;
+        const std::string& uuid = uuids[first ? 0 : 1];
         targets.push_back({gpu, uuid, uuid});
+        work.push_back({gpu, {"attention.fp16"}});
+        for (int peer = gpu + 1; peer < gpus; ++peer) links.peer_pairs.push_back({gpu, peer});
     }
     std::map<int, std::vector<double>> rounds;  // round -> ms, a value a run
     int failed = 0;
@@ -106,21 +117,16 @@ int main(int argc, char** argv) {
         ValidationOptions options;
         options.self_exe = worker;
         options.timeout_s = 60;
-        options.worker_processes = 2;
+        options.worker_processes = gpus / 2;
         options.timeline = timeline;
         WorkerPool workers(options);
         workers.keep(targets);
-        LinkWork links;
-        links.peer_pairs = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
-        links.peer_path = *path;
-        const auto result = workers.run(
-            {{0, {"attention.fp16"}}, {1, {"attention.fp16"}}, {2, {"attention.fp16"}}, {3, {"attention.fp16"}}},
-            links);
+        const auto result = workers.run(work, links);
         for (const auto& copy : result.peer_copies)
             if (copy.status != PeerCopyStatus::passed) ++failed;
         const PullTimes times = read_timeline(timeline);
         std::remove(timeline.c_str());
-        for (std::size_t round = 1; round < 3; ++round) {
+        for (std::size_t round = 1; round + 1 < static_cast<std::size_t>(gpus); ++round) {
             long long first = -1, last = -1;
             for (const auto& [gpu, sent] : times.sent) {
                 const auto& answered = times.answered.at(gpu);
