@@ -219,9 +219,9 @@ SharedBuffer::~SharedBuffer() {
 
 namespace {
 
-// A peer's memory imported into this process.  Kept until the process ends:
-// an exporter that has released its buffer still holds no memory the
-// importer needs, and a worker's process ends soon after its GPUs are done.
+// A peer's memory imported into this process.  Kept until the process ends
+// (the import keeps the memory allocated after its exporter releases it;
+// a worker's process ends soon after its GPUs are done).
 struct ImportedAllocation {
     Handle handle = 0;
     std::size_t size = 0;
@@ -245,8 +245,6 @@ std::shared_ptr<ImportSlot> import_slot(const std::string& socket_name) {
     if (!slot) slot = std::make_shared<ImportSlot>();
     return slot;
 }
-
-std::atomic<std::size_t> imports_made_here{0};
 
 // Asks the socket `socket_name` for the memory's descriptor (waiting at
 // most `timeout_s`) and imports it.
@@ -294,18 +292,13 @@ std::optional<ImportedAllocation> fetch_and_import(const Driver& driver, const s
                          reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)), kHandlePosixFd);
     close(fd);
     if (!ok) return std::nullopt;
-    ++imports_made_here;
     return imported;
 }
 
 }  // namespace
 
-std::size_t imports_made() { return imports_made_here.load(); }
-
 std::unique_ptr<ImportedBuffer> ImportedBuffer::open(const Driver& driver, int device, const std::string& socket_name,
                                                      double timeout_s, Failure& failure) {
-    int cu_device = 0;
-    if (!call(driver, failure, driver.device_get, "cuDeviceGet", &cu_device, device)) return nullptr;
     ImportedAllocation allocation;
     bool reused = false;
     {

@@ -165,8 +165,6 @@ private:
     bool reused_ = false;
 };
 
-// How many peer buffers this process has imported (each once).
-std::size_t imports_made();
 
 // One granule of host memory on the GPU's host NUMA node, as NCCL makes its
 // host buffers: mapped, access granted to `device`, then released.  The

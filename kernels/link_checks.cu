@@ -534,11 +534,9 @@ void release_peer_buffers(int cuda_device) {
         SpareScratch& scratch = spare_scratch();
         std::lock_guard lock(scratch.mutex);
         auto& spare = scratch.spare;
-        if (std::any_of(spare.begin(), spare.end(), [&](const auto& one) { return one->device == cuda_device; }))
-            cudaSetDevice(cuda_device);
-        spare.erase(std::remove_if(spare.begin(), spare.end(),
-                                   [&](const auto& one) { return one->device == cuda_device; }),
-                    spare.end());
+        const auto of_this_gpu = [&](const auto& one) { return one->device == cuda_device; };
+        if (std::any_of(spare.begin(), spare.end(), of_this_gpu)) cudaSetDevice(cuda_device);  // freed below
+        spare.erase(std::remove_if(spare.begin(), spare.end(), of_this_gpu), spare.end());
     }
     ExportedBuffers& exported = exported_buffers();
     std::lock_guard lock(exported.mutex);
