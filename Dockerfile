@@ -27,6 +27,9 @@
 #                       kernels, validation then reports itself unavailable.
 #   CUDA_ARCHITECTURES  optional override of the kernels' architecture list
 #                       (PROVISION_CUDA_ARCHITECTURES), e.g. "90a-real;120".
+#   WARNINGS_AS_ERRORS  ON: any compiler warning fails the build (the project's
+#                       own image test builds so); default OFF, since another
+#                       toolkit than the project's may warn where its does not.
 #   RUNTIME_IMAGE       the entrypoint image's base: any distribution with
 #                       glibc >= 2.34 and apt-get (libcurl and CA certificates
 #                       are installed for recipe URLs and report posts).
@@ -54,12 +57,14 @@ RUN set -eu; \
 # Only the sources, kernels, recipes and the linkage check reach the context
 # (.dockerignore).
 ARG CUDA_ARCHITECTURES=
+ARG WARNINGS_AS_ERRORS=OFF
 COPY . /src
 RUN set -eu; \
     cd /src; \
     nvcc=$(ls -d /usr/local/cuda*/bin/nvcc 2>/dev/null | head -n 1); \
     if [ -n "$nvcc" ]; then export CUDACXX="$nvcc"; fi; \
     cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DPROVISION_BUILD_TESTS=OFF \
+          -DPROVISION_WARNINGS_AS_ERRORS="${WARNINGS_AS_ERRORS}" \
           ${CUDA_ARCHITECTURES:+"-DPROVISION_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}"}; \
     cmake --build /build -j"$(nproc)" --target provision; \
     strip -o /provision /build/provision; \

@@ -144,7 +144,9 @@ const std::vector<Setting> kSettings = {
     {"--no-validate", {}, {}, "skip GPU validation (same as --validate=off)", SettingShape::switch_flag,
      [](const SettingValue&, Options& o) { o.validate = ValidateMode::off; }},
     {"--validate-timeout", "PROVISION_VALIDATE_TIMEOUT", "SECONDS",
-     "seconds each GPU's checks may take before they are stopped (default 5)", SettingShape::value,
+     "seconds each piece of a GPU's validation work (its checks, a round of copies) may take, from its start "
+     "(default 5)",
+     SettingShape::value,
      [](const SettingValue& v, Options& o) {
          o.validate_timeout_s = static_cast<double>(seconds(v, kMaxTimeoutSeconds).count()) / 1000;
      }},
@@ -152,7 +154,9 @@ const std::vector<Setting> kSettings = {
      "processes the GPUs' validation workers are split into, each opening its GPUs from a thread each (default 2; "
      "at most one per GPU)",
      SettingShape::value, [](const SettingValue& v, Options& o) { o.worker_processes = worker_process_count(v); }},
-    {{}, "PROVISION_DETECT_TIMEOUT", {}, "seconds GPU detection may take (default 20)", SettingShape::value,
+    {{}, "PROVISION_DETECT_TIMEOUT", {},
+     "seconds GPU detection may take, and each validation worker the opening of its GPU (default 20)",
+     SettingShape::value,
      [](const SettingValue& v, Options& o) { o.detect.time_limit = seconds(v, kMaxTimeoutSeconds); }},
     {"--repeat", "PROVISION_REPEAT", "SECONDS",
      "run again every SECONDS (0.001 to 86400) until stopped, rewriting --node-labels and --metrics; never starts "

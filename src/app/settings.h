@@ -31,17 +31,19 @@ struct SettingValue {
 // Fills the setting's field of Options; throws Error(usage) for a bad value.
 using SettingDecoder = void (*)(const SettingValue&, Options&);
 
+// The table's rows give the leading fields they need; each field has its
+// default, so a row that stops early leaves the rest as here.
 struct Setting {
-    std::string_view flag;           // "--workload"; empty: a variable alone
-    std::string_view variable;       // "PROVISION_WORKLOAD"; empty: a flag alone
-    std::string_view value_name;     // "NAME" in --help; empty for a switch
-    std::string_view help;           // one line for --help
+    std::string_view flag{};           // "--workload"; empty: a variable alone
+    std::string_view variable{};       // "PROVISION_WORKLOAD"; empty: a flag alone
+    std::string_view value_name{};     // "NAME" in --help; empty for a switch
+    std::string_view help{};           // one line for --help
     SettingShape shape = SettingShape::value;
-    SettingDecoder decode = nullptr;  // null: read where it is used, as the workload reads it
-    std::string_view variable_form;  // how the variable writes it, when not as the flag ("colon-separated")
-    std::string_view unless_flag;    // the variable is not read when this flag is given
-    bool names_output = false;       // a file the run writes: decoded first (see decode_outputs)
-    std::vector<std::string> choices;  // the flag's only values, refused by the command-line parser otherwise
+    SettingDecoder decode = nullptr;   // null: read where it is used, as the workload reads it
+    std::string_view variable_form{};  // how the variable writes it, when not as the flag ("colon-separated")
+    std::string_view unless_flag{};    // the variable is not read when this flag is given
+    bool names_output = false;         // a file the run writes: decoded first (see decode_outputs)
+    std::vector<std::string> choices{};  // the flag's only values, refused by the command-line parser otherwise
 };
 
 const std::vector<Setting>& settings();

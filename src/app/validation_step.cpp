@@ -21,6 +21,7 @@ ValidationOptions validation_options(const Options& options) {
     ValidationOptions validation;
     validation.mode = options.validate;
     validation.timeout_s = options.validate_timeout_s;
+    validation.open_timeout_s = std::chrono::duration<double>(options.detect.time_limit).count();
     validation.worker_processes = options.worker_processes;
     validation.cuda_library = options.detect.cuda_library;
     if constexpr (kFaultInjection) {

@@ -108,7 +108,12 @@ std::optional<WriteFailure> write_file_atomically(const std::string& path, std::
         std::error_code ignored;  // a folder that cannot be made fails the write below, which says why
         if (target.has_parent_path()) fs::create_directories(folder, ignored);
     }
-    std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+    // Appended, not "." + name + "...": GCC 12 at -O3 takes the concatenation
+    // for an overlapping copy (-Wrestrict; GCC bugs 105329, 105651).
+    std::string name = ".";
+    name += target.filename().string();
+    name += ".XXXXXX";
+    std::string temporary = (folder / name).string();
     if (options.only_replace_regular_file) {
         if (auto refused = refuse_unless_regular_or_absent(path)) return refused;
     }

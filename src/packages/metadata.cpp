@@ -64,7 +64,11 @@ MetadataHeaders parse_metadata_headers(std::string_view text) {
         if (is_blank(line.front())) {
             if (current && current_is_new) {
                 const std::string_view more = trim(line);
-                if (!more.empty()) **current += (*current)->empty() ? std::string(more) : " " + std::string(more);
+                if (!more.empty()) {
+                    std::string& field = **current;
+                    if (!field.empty()) field += ' ';
+                    field += more;
+                }
             }
             continue;
         }

@@ -22,9 +22,15 @@ namespace provision {
 
 struct ValidationOptions {
     ValidateMode mode = ValidateMode::quick; // quick or full (adds a throughput measurement)
-    // Per GPU: what its worker may spend opening the GPU and running the
-    // checks (time spent waiting for provision to send them is not counted).
+    // Per GPU: what its worker may spend on each piece of work it is given
+    // (the checks, a round of copies, ...), counted from when the work was
+    // given, or from the GPU's opening when it was given before
+    // (--validate-timeout).  Time spent waiting for provision is not counted.
     double timeout_s = 5.0;
+    // Per GPU: what its worker may spend opening the GPU (cuInit and its
+    // context), from the worker's start: the driver's side of detection, so
+    // PROVISION_DETECT_TIMEOUT.
+    double open_timeout_s = 20.0;
     std::string self_exe = "/proc/self/exe"; // the binary whose "__check-worker" runs the checks
     std::string fault;                       // test-only, e.g. "attention.bf16=wrong-result", "*=hang", "*=crash", "*=killed"
     // Test-only (fault-injection builds): the worker opens its GPU through
@@ -98,6 +104,12 @@ struct ValidationRun {
     std::vector<HostMemoryResult> host_memory;  // one per GPU asked
     std::optional<NcclAllReduceResult> nccl_all_reduce;
     std::vector<int> full_gpus;  // GPUs whose worker found no room for a context (out of memory, exclusive)
+};
+
+// The two limits a GPU's worker runs under (ValidationOptions).
+struct WorkerLimits {
+    double open_s = 20.0;
+    double work_s = 5.0;
 };
 
 // Where one GPU's worker runs.
@@ -184,6 +196,8 @@ private:
     void let_go_at_done();
     // The all-reduce across the workers that still run (two or more).
     std::optional<NcclAllReduceResult> all_reduce(const LinkWork& links);
+
+    WorkerLimits limits() const { return {options_.open_timeout_s, options_.timeout_s}; }
 
     ValidationOptions options_;
     std::vector<std::unique_ptr<Worker>> workers_;

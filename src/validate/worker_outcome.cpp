@@ -19,22 +19,24 @@ std::string last_line(const std::string& text) {
 
 // Why a check has no result, from how the worker ended.
 CheckOutcome missing(const GpuChecks& job, const std::string& name, const ChildOutcome& child,
-                     const WorkerOutput& output, double timeout_s, std::optional<int> killed_for) {
+                     const WorkerOutput& output, const WorkerLimits& limits, std::optional<int> killed_for) {
     CheckOutcome outcome{job.gpu, name, CheckStatus::error, 0, 0, 0, 0, {}};
     if (!child.start_error.empty()) {
         outcome.detail = fmt::format("the validation worker could not start: {}", child.start_error);
         return outcome;
     }
     if (child.timed_out && killed_for) {
-        outcome.detail = fmt::format("no result: GPU {}, opened by the same worker process, had none within {:g} s, "
+        outcome.detail = fmt::format("no result: GPU {}, opened by the same worker process, passed its limit, "
                                      "and the process was killed",
-                                     *killed_for, timeout_s);
+                                     *killed_for);
         return outcome;
     }
     if (child.timed_out) {
         outcome.status = CheckStatus::timeout;
-        outcome.detail = fmt::format("no result within {:g} s{}; the worker was killed", timeout_s,
-                                     output.ready ? "" : " (it was still opening the GPU)");
+        outcome.detail = output.ready ? fmt::format("no result within {:g} s; the worker was killed", limits.work_s)
+                                      : fmt::format("no result: the worker was still opening the GPU after {:g} s "
+                                                    "(PROVISION_DETECT_TIMEOUT); it was killed",
+                                                    limits.open_s);
         return outcome;
     }
     if (child.signal != 0) {
@@ -56,7 +58,7 @@ bool same_uuid(const std::string& a, const std::string& b) { return lowercase(a)
 }  // namespace
 
 std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const ChildOutcome& child,
-                                               const WorkerOutput& output, double timeout_s,
+                                               const WorkerOutput& output, const WorkerLimits& limits,
                                                const std::string& expected_uuid, std::optional<int> killed_for) {
     std::vector<CheckOutcome> outcomes;
     const bool other_gpu = output.ready && !output.ready->uuid.empty() && !expected_uuid.empty() &&
@@ -69,7 +71,7 @@ std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const Child
                                             "workload): its results do not count",
                                             printable(output.ready->uuid, 64), expected_uuid, job.gpu)});
         } else if (found == output.results.end()) {
-            outcomes.push_back(missing(job, name, child, output, timeout_s, killed_for));
+            outcomes.push_back(missing(job, name, child, output, limits, killed_for));
         } else {
             CheckOutcome outcome = found->second;
             outcome.gpu = job.gpu;

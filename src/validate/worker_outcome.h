@@ -14,7 +14,8 @@
 namespace provision {
 
 // A check with a result line keeps it; the others are "timeout" when the
-// worker was killed at the limit, else "error" saying how the worker ended
+// worker was killed at a limit (`limits.open_s` while it was opening its
+// GPU, else `limits.work_s`), else "error" saying how the worker ended
 // (could not start, could not open its GPU, died of a signal, exited
 // without a result, printed something else) with the last line of its
 // stderr.  A worker that opened another GPU than `expected_uuid` (when both
@@ -22,7 +23,7 @@ namespace provision {
 // GPU whose limit killed the process this GPU's worker shared with it (its
 // missing checks are errors that say so, not timeouts).
 std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const ChildOutcome& child,
-                                               const WorkerOutput& output, double timeout_s,
+                                               const WorkerOutput& output, const WorkerLimits& limits,
                                                const std::string& expected_uuid = {},
                                                std::optional<int> killed_for = std::nullopt);
 

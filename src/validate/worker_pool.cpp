@@ -15,6 +15,12 @@ namespace provision {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+Clock::duration limit_of(double seconds) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+}  // namespace
+
 // One worker process: a GPU's alone, or several GPUs' (a thread each, its
 // lines tagged with the GPU: worker_protocol.h).
 struct WorkerPool::Process {
@@ -27,7 +33,7 @@ struct WorkerPool::Worker {
     WorkerTarget target;
     std::shared_ptr<Process> host;
     std::vector<std::string> checks;  // what it was given
-    Clock::time_point deadline{};
+    Clock::time_point work_deadline{};  // its latest work's limit, from when that work was given
     bool ended = false;               // exited, killed, or let go after `done`
     bool input_ended = false;
     std::optional<int> killed_for;    // the GPU whose limit killed the process it shared
@@ -52,13 +58,20 @@ struct WorkerPool::Worker {
     }
     // Killed at its own limit, not a GPU's it shared its process with.
     bool killed_at_limit() const { return process().outcome().timed_out && !killed_for; }
+    // Work from now on has `limit` to be done, counted from now.
+    void give_work(Clock::duration limit) { work_deadline = std::max(work_deadline, Clock::now() + limit); }
+    // Each limit counts from the start of what it limits: opening the GPU
+    // from the process's start, until its `ready` line; the work from when
+    // it was given, or from `ready` when it was given before the GPU was
+    // open.  So a machine slow to open GPUs (many workers on few cores, a
+    // sanitizer build) cuts no check that had not started.
+    Clock::time_point deadline(const WorkerLimits& limits) const {
+        if (!output.ready) return process().started_at() + limit_of(limits.open_s);
+        return std::max(work_deadline, output.ready->at + limit_of(limits.work_s));
+    }
 };
 
 namespace {
-
-Clock::duration limit_of(double seconds) {
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
 
 bool checks_answered(const WorkerOutput& output, const std::vector<std::string>& checks) {
     return std::all_of(checks.begin(), checks.end(), [&](const std::string& name) { return output.results.count(name); });
@@ -182,13 +195,13 @@ void WorkerPool::wait_for(const std::vector<Worker*>& waiting, Complete complete
             } else if (worker->process().poll_exit()) {
                 worker->read();
                 worker->ended = true;
-            } else if (Clock::now() >= worker->deadline) {
+            } else if (Clock::now() >= worker->deadline(limits())) {
                 kill_at_limit(*worker);
                 worker->read();
                 worker->ended = true;
             } else {
                 running.push_back(&worker->process());
-                next_deadline = std::min(next_deadline, worker->deadline);
+                next_deadline = std::min(next_deadline, worker->deadline(limits()));
             }
         }
         if (running.empty()) return;
@@ -225,12 +238,7 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
             continue;
         }
         worker->read();
-        const Clock::time_point now = Clock::now();
-        // Only the worker's own work counts against its limit: opening the
-        // GPU (up to its `ready` line, or until now when it has not said it
-        // yet) and what it is given from now on.
-        const Clock::time_point opened = worker->output.ready ? std::min(worker->output.ready->at, now) : now;
-        worker->deadline = now + (limit - (opened - worker->process().started_at()));
+        worker->give_work(limit);
         std::string input = format_check_list(job.checks);
         if (links.host_links) input += format_host_link_command(links.host_bytes, links.repeats);
         if (links.host_memory) input += format_host_memory_command();
@@ -275,7 +283,7 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
     for (const GpuChecks& job : work) {
         const Worker* worker = job.checks.empty() ? nullptr : worker_of(job.gpu);
         if (!worker) continue;
-        for (auto& outcome : outcomes_from_worker(job, worker->process().outcome(), worker->output, options_.timeout_s,
+        for (auto& outcome : outcomes_from_worker(job, worker->process().outcome(), worker->output, limits(),
                                                   worker->target.uuid, worker->killed_for))
             result.checks.push_back(std::move(outcome));
         if (links.host_links && worker->output.host_link && worker->output.host_link->ok) {
@@ -302,7 +310,7 @@ void WorkerPool::let_go_at_done() {
     for (auto& worker : workers_) {
         worker->end_input();
         if (worker->ended) continue;
-        worker->deadline = Clock::now() + limit_of(options_.timeout_s);
+        worker->give_work(limit_of(options_.timeout_s));
         finishing.push_back(worker.get());
     }
     wait_for(finishing, [](const Worker&) { return false; });
@@ -319,7 +327,7 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
     result.ranks = static_cast<int>(ranks.size());
     // Rank 0 makes the communicator's id; every rank joins with it.
     Worker* first = ranks.front();
-    first->deadline = Clock::now() + limit;
+    first->give_work(limit);
     first->write(format_nccl_id_command(links.nccl_library));
     wait_for({first}, [](const Worker& worker) { return worker.output.nccl_id.has_value(); });
     if (!first->output.nccl_id || !first->output.nccl_id->ok) {
@@ -330,7 +338,7 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
         return result;
     }
     for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
-        ranks[rank]->deadline = Clock::now() + limit;
+        ranks[rank]->give_work(limit);
         ranks[rank]->write(format_nccl_all_reduce_command(
             result.ranks, static_cast<int>(rank), links.nccl_bytes, links.nccl_repeats, first->output.nccl_id->id,
             links.nccl_library));
@@ -370,7 +378,7 @@ void WorkerPool::export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs
             if (!worker->alive() || worker->output.exported.count(path) ||
                 std::find(asked.begin(), asked.end(), worker) != asked.end())
                 continue;
-            worker->deadline = std::max(worker->deadline, Clock::now() + limit_of(options_.timeout_s));
+            worker->give_work(limit_of(options_.timeout_s));
             worker->write(format_export_command(gpu, links.peer_bytes, path));
             asked.push_back(worker);
         }
@@ -429,7 +437,7 @@ std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIn
             }
             // Each pulls the other's buffer: both ways at once.
             for (auto [to, from] : {std::pair{second, first}, std::pair{first, second}}) {
-                to->deadline = std::max(to->deadline, Clock::now() + limit);
+                to->give_work(limit);
                 to->write(format_pull_command(from->target.gpu, links.peer_bytes, links.repeats, path,
                                                              from->output.exported.at(path).handle));
                 pulling.push_back(to);

@@ -147,7 +147,7 @@ TEST_CASE("eight GPUs' workers create their contexts at the same time, each on i
     TempDir dir;
     const auto result =
         e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("all")},
-                       fake_driver(dir, machine(dir, "8x-h100", "context_delay_ms = 400")));
+                       fake_driver(dir, machine(dir, "8x-h100", "contexts_meet = 8\ncontext_delay_ms = 50")));
     INFO("stderr: " << result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);
@@ -169,7 +169,7 @@ TEST_CASE("eight GPUs' workers create their contexts at the same time, each on i
     for (const auto& [pid, count] : per_process) CHECK(count == 4);
     CHECK(cuinit_pids(dir).size() == 2);
     CHECK(timing(report, "worker_ready") <= timing(report, "checks"));
-    reliability::record("validation", "8 GPUs whose contexts take 400 ms each to create (fake libcuda)",
+    reliability::record("validation", "8 GPUs whose contexts wait for each other to be created (fake libcuda)",
                         "two worker processes of four GPUs, each seeing its own alone; all 8 contexts created at once; "
                         "every check passed",
                         "nothing");
@@ -179,7 +179,7 @@ TEST_CASE("the selection made before the worker has opened its GPU waits for it"
     if (skip_without_fault_injection()) return;
     TempDir dir;
     const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("all")},
-                                       fake_driver(dir, machine(dir, "h100", "context_delay_ms = 2000")));
+                                       fake_driver(dir, machine(dir, "h100", "context_delay_ms = 8000")));
     INFO("stderr: " << result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);
@@ -193,10 +193,10 @@ TEST_CASE("the selection made before the worker has opened its GPU waits for it"
 TEST_CASE("a worker ready before the selection is made gets its checks then", "[early-validation]") {
     if (skip_without_fault_injection()) return;
     TempDir dir;
-    // Detection itself takes 2 s (room for a slow sanitizer build); the first
-    // GPU's worker started before it.
+    // Detection itself takes 6 s (room for a loaded sanitizer build to open
+    // the GPU); the first GPU's worker started before it.
     const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("all")},
-                                       fake_driver(dir, machine(dir, "h100", "nvml_init_slow_ms = 2000")));
+                                       fake_driver(dir, machine(dir, "h100", "nvml_init_slow_ms = 6000")));
     INFO("stderr: " << result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);
@@ -212,12 +212,12 @@ TEST_CASE("a worker started early and then not needed is stopped and leaves no p
     TempDir dir;
     // A T4 with no packages: eager, whose selection needs no check, and TF32
     // needs an Ampere.  The first GPU's worker was started before detection;
-    // detection is slowed (NVML's init, 1.5 s) so that the worker has surely
+    // detection is slowed (NVML's init, 6 s) so that the worker has surely
     // reached cuInit, and logged its PID, before it is found not needed, even
-    // in a sanitizer build whose processes start slowly.
+    // in a loaded sanitizer build whose processes start slowly.
     const auto result =
         e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("none")},
-                       fake_driver(dir, machine(dir, "t4", "context_delay_ms = 5000\nnvml_init_slow_ms = 1500")));
+                       fake_driver(dir, machine(dir, "t4", "context_delay_ms = 30000\nnvml_init_slow_ms = 6000")));
     INFO("stderr: " << result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);
@@ -228,7 +228,7 @@ TEST_CASE("a worker started early and then not needed is stopped and leaves no p
     const auto pids = cuinit_pids(dir);
     REQUIRE(pids.size() == 1);
     CHECK(gone_soon(*pids.begin()));
-    CHECK(contexts(dir).empty());  // killed inside its 5 s context creation
+    CHECK(contexts(dir).empty());  // killed inside its 30 s context creation
     reliability::record("validation", "a GPU worker started before detection, then not needed (T4, eager)",
                         "killed at once; validation skipped (no check applies); the run does not wait for it",
                         "nothing");
@@ -261,7 +261,7 @@ TEST_CASE("SIGTERM while the early worker is still creating its context stops bo
                             env);
     const auto [status, seconds] = terminate_during_context(dir, pid, pid);
     CHECK(status == 143);
-    CHECK(seconds < 5);
+    CHECK(seconds < 15);  // at once, not after the fake's 30 s context
     const auto pids = cuinit_pids(dir);
     REQUIRE(pids.size() == 1);
     CHECK(gone_soon(*pids.begin()));
@@ -292,7 +292,7 @@ TEST_CASE("as PID 1, SIGTERM while the early worker is still creating its contex
     REQUIRE(provision_pid > 0);
     const auto [status, seconds] = terminate_during_context(dir, unshare_pid, provision_pid);
     CHECK(status == 143);
-    CHECK(seconds < 5);
+    CHECK(seconds < 15);  // at once, not after the fake's 30 s context
     CHECK_FALSE(std::filesystem::exists(dir.file("env")));
     reliability::record("signals", "SIGTERM to provision as PID 1 while its early GPU worker creates its context",
                         "exit 143 at once; the namespace and the worker with it are gone", "the run (by design)");
@@ -302,21 +302,24 @@ TEST_CASE("a hang in the worker's cuInit and a worker that dies creating its con
           "[early-validation]") {
     if (skip_without_fault_injection()) return;
     SECTION("cuInit hangs") {
+        // Opening the GPU is detection's work: PROVISION_DETECT_TIMEOUT
+        // limits it (here 5 s), from the worker's start.
         TempDir dir;
-        const auto result = e2e::provision({"--check", "--json", "--validate-timeout", "1", "--site-packages",
-                                            e2e::site_packages("torch-only")},
-                                           fake_driver(dir, machine(dir, "h100", "cuda_init_delay_ms = 20000")));
+        auto env = fake_driver(dir, machine(dir, "h100", "cuda_init_delay_ms = 30000"));
+        env["PROVISION_DETECT_TIMEOUT"] = "5";
+        const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("torch-only")},
+                                           env);
         INFO("stderr: " << result.err);
         const auto report = e2e::report(result);
         CHECK(report["validation"]["status"] == "failed");
         for (const auto& check : report["validation"]["checks"]) {
             CHECK(check["status"] == "timeout");
-            CHECK(check["detail"].get<std::string>().find("still opening the GPU") != std::string::npos);
+            CHECK(check["detail"].get<std::string>().find("still opening the GPU after 5 s") != std::string::npos);
         }
         CHECK(result.exit_code == 5);
-        reliability::record("validation", "the GPU worker's cuInit hangs (20 s) with --validate-timeout 1",
-                            "the worker is killed at the limit; every check timeout ('still opening the GPU'); "
-                            "exit 5, validation failed",
+        reliability::record("validation", "the GPU worker's cuInit hangs (30 s) with PROVISION_DETECT_TIMEOUT=5",
+                            "the worker is killed at the opening's limit; every check timeout ('still opening the "
+                            "GPU after 5 s'); exit 5, validation failed",
                             "the run");
     }
     SECTION("context creation fails") {
@@ -347,7 +350,8 @@ TEST_CASE("eight GPUs: every worker starts before detection, the contexts are ma
     const auto result = e2e::provision(
         {"--check", "--json", "--site-packages", e2e::site_packages("torch-only")},
         fake_driver(dir, machine(dir, "pod-8x-h100-nvswitch",
-                                 "context_delay_ms = 400\nhandle_open_delay_ms = 300\nnvml_init_slow_ms = 1500")));
+                                 "contexts_meet = 8\ncontext_delay_ms = 50\nopenings_meet = 8\nhandle_open_delay_ms = 50\n"
+                                 "nvml_init_slow_ms = 1500")));
     INFO("stderr: " << result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);
@@ -366,7 +370,7 @@ TEST_CASE("eight GPUs: every worker starts before detection, the contexts are ma
     CHECK(most_at_once(openings) == 8);
     for (const auto& link : report["links"]) CHECK(link["check"]["status"] == "passed");
     reliability::record("validation",
-                        "8 GPUs, NVML 1.5 s to start, contexts 400 ms and peer openings 300 ms each (fake libcuda)",
+                        "8 GPUs, NVML 1.5 s to start, contexts and peer openings that wait for each other in 8s (fake libcuda)",
                         "every worker started before detection; the 8 contexts made at once; 28 pairs in 7 rounds, "
                         "the 8 openings of a round at once; every check and pair passed",
                         "nothing");
@@ -381,7 +385,8 @@ TEST_CASE("eight GPUs in one worker process or in a process each: the same verdi
         const auto result = e2e::provision(
             {"--check", "--json", "--site-packages", e2e::site_packages("torch-only"), "--worker-processes",
              std::to_string(processes)},
-            fake_driver(dir, machine(dir, "pod-8x-h100-nvswitch", "context_delay_ms = 400\nhandle_open_delay_ms = 300")));
+            fake_driver(dir, machine(dir, "pod-8x-h100-nvswitch",
+                                     "contexts_meet = 8\ncontext_delay_ms = 50\nopenings_meet = 8\nhandle_open_delay_ms = 50")));
         INFO("stderr: " << result.err);
         CHECK(result.exit_code == 0);
         const auto report = e2e::report(result);
@@ -402,7 +407,7 @@ TEST_CASE("a worker started for a GPU that detection does not confirm is stopped
     TempDir dir;
     // Two device nodes, but the machine has one GPU: the second worker
     // (CUDA_VISIBLE_DEVICES=1) finds none, and detection confirms only GPU 0.
-    const std::string machine_file = machine(dir, "h100", "nvml_init_slow_ms = 1000");
+    const std::string machine_file = machine(dir, "h100", "nvml_init_slow_ms = 6000");
     auto env = fake_driver(dir, machine_file);
     e2e::write_file(env["PROVISION_TEST_DEV"] + "/nvidia1", "");
     const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("torch-only")}, env);

@@ -42,6 +42,8 @@ struct Drivers {
 
 // provision on the fake drivers acting out `machine`: all packages, no GPU
 // validation (the fake GPUs cannot run kernels), the env file in `dir`.
+// Detection's limit is 5 s: a healthy fake answers well within it on any
+// machine, and the fakes that hang do so for 20 s.
 e2e::Result run_on_fake_driver(const TempDir& dir, const std::string& machine, const Drivers& drivers = {},
                                std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--no-validate", "--json", "--site-packages", e2e::site_packages("all"),
@@ -50,7 +52,7 @@ e2e::Result run_on_fake_driver(const TempDir& dir, const std::string& machine, c
     return e2e::provision(args, {{"PROVISION_NVML_LIBRARY", drivers.nvml},
                                  {"PROVISION_CUDA_LIBRARY", drivers.cuda},
                                  {"PROVISION_FAKE_GPU_FIXTURE", machine},
-                                 {"PROVISION_DETECT_TIMEOUT", "1"}});
+                                 {"PROVISION_DETECT_TIMEOUT", "5"}});
 }
 
 // The finding for `signal` in the report, or null.
@@ -201,9 +203,9 @@ TEST_CASE("driver fault: NVML hangs", "[faults][driver]") {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const auto report = check_outcome(result, dir, {0, "degraded", "flash3", 1});
     check_finding(result, report, "nvml_hang", "degraded", "NVML did not answer within the time limit");
-    CHECK(seconds < 2.5);  // the hang lasts 3 s; the limit is 1 s
-    reliability::record("driver", "nvmlInit_v2 hangs (3 s) with PROVISION_DETECT_TIMEOUT=1",
-                        "exit 0 once the 1 s limit passed, verdict degraded, flash3 from libcuda's view; finding "
+    CHECK(seconds < 15);  // the hang lasts 20 s; the limit is 5 s
+    reliability::record("driver", "nvmlInit_v2 hangs (20 s) with PROVISION_DETECT_TIMEOUT=5",
+                        "exit 0 once the 5 s limit passed, verdict degraded, flash3 from libcuda's view; finding "
                         "nvml_hang",
                         "the health signals");
 }
@@ -211,7 +213,7 @@ TEST_CASE("driver fault: NVML hangs", "[faults][driver]") {
 TEST_CASE("driver fault: libcuda fails or hangs while NVML works", "[faults][driver]") {
     for (const auto& [machine, what] : std::vector<std::pair<std::string, std::string>>{
              {"cuda-init-fails.toml", "cuInit fails (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)"},
-             {"cuda-hangs.toml", "cuInit hangs (3 s) with PROVISION_DETECT_TIMEOUT=1"}}) {
+             {"cuda-hangs.toml", "cuInit hangs (20 s) with PROVISION_DETECT_TIMEOUT=5"}}) {
         INFO(machine);
         TempDir dir;
         const auto result = run_on_fake_driver(dir, fake_machine(machine));

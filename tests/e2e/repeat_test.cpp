@@ -96,7 +96,7 @@ TEST_CASE("--repeat: the labels follow a GPU that turns unhealthy; SIGTERM remov
     std::map<std::string, std::string> env = {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
                                               {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
                                               {"PROVISION_FAKE_GPU_FIXTURE", dir.file("machine.toml")},
-                                              {"PROVISION_DETECT_TIMEOUT", "2"},
+                                              {"PROVISION_DETECT_TIMEOUT", "20"},
                                               {"PROVISION_TEST_REPEAT_MARKER", marker}};
     if (simulated_worker) {
         env["PROVISION_TEST_WORKER"] = "simulate";

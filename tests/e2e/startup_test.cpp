@@ -22,7 +22,7 @@ e2e::Result check_on_fake_driver(const TempDir& dir, const std::string& fixture,
                 {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
                 {"PROVISION_FAKE_GPU_FIXTURE", e2e::gpu_fixture(fixture)},
                 {"PROVISION_FAKE_CUDA_INIT_LOG", log},
-                {"PROVISION_DETECT_TIMEOUT", "2"}});
+                {"PROVISION_DETECT_TIMEOUT", "20"}});
     const auto result = e2e::provision(
         {"--check", "--no-validate", "--json", "--site-packages", e2e::site_packages("all")}, env);
     const std::string text = std::filesystem::exists(log) ? e2e::read_file(log) : "";

@@ -9,6 +9,8 @@
 // monotonic clock to $PROVISION_FAKE_CUDA_CONTEXT_LOG, so a test can count
 // how many were under way at once.
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -234,6 +236,36 @@ static std::int64_t monotonic_ns() {
     return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
+// Waits until the callers of one group of `group` have arrived, counted
+// across processes in the file `path` (one byte an arrival, added under an
+// exclusive lock): the k-th caller waits for the group's last, k rounded up
+// to a multiple of `group`, 30 s at most.  Callers under way at once meet
+// however slow the machine is (a wait needs no processor); callers that run
+// one after the other never do, and their wait runs out.
+static void meet(const std::string& path, int group) {
+    if (group <= 1) return;
+    const int fd = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    flock(fd, LOCK_EX);
+    [[maybe_unused]] const ssize_t added = write(fd, "x", 1);
+    struct stat after {};
+    fstat(fd, &after);
+    flock(fd, LOCK_UN);
+    const auto arrived = static_cast<long long>(after.st_size);
+    const long long last_of_group = (arrived + group - 1) / group * group;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (struct stat now {}; fstat(fd, &now) == 0 && now.st_size < last_of_group &&
+                             std::chrono::steady_clock::now() < give_up;)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    close(fd);
+}
+
+// The meeting file beside a log named by `variable`; empty without the log.
+static std::string meeting_file(const char* variable) {
+    const char* log = std::getenv(variable);
+    return log && *log ? std::string(log) + ".meet" : std::string();
+}
+
 // One write(2) of one line with O_APPEND: lines of processes that create
 // contexts at once never mix.
 static void record_context(std::int64_t begin, std::int64_t end, const std::string& uuid) {
@@ -253,6 +285,8 @@ FAKE_EXPORT cuda::Result cuDevicePrimaryCtxRetain(void** context, cuda::Device d
     if (const auto code = lookup(device, "cuDevicePrimaryCtxRetain", current, gpu); code != cuda::SUCCESS) return code;
     if (!context) return cuda::ERROR_INVALID_VALUE;
     const std::int64_t begin = monotonic_ns();
+    if (current->machine->contexts_meet > 0)
+        meet(meeting_file("PROVISION_FAKE_CUDA_CONTEXT_LOG"), current->machine->contexts_meet);
     if (current->machine->context_delay_ms > 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(current->machine->context_delay_ms));
     record_context(begin, monotonic_ns(), current->machine->fixture.gpus[gpu].uuid);
@@ -310,6 +344,8 @@ void open_peer_memory() {
     std::size_t gpu = 0;
     if (lookup(0, "", current, gpu) != cuda::SUCCESS) return;
     const std::int64_t begin = monotonic_ns();
+    if (current->machine->openings_meet > 0)
+        meet(meeting_file("PROVISION_FAKE_CUDA_OPEN_LOG"), current->machine->openings_meet);
     if (current->machine->handle_open_delay_ms > 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(current->machine->handle_open_delay_ms));
     const char* log = std::getenv("PROVISION_FAKE_CUDA_OPEN_LOG");

@@ -36,7 +36,7 @@ std::vector<std::size_t> positions(provision::TableReader& reader, const std::st
 void read_faults(const toml::table& table, const std::string& file, Machine& machine) {
     provision::TableReader reader(table, file, "[faults]");
     reader.reject_unknown_keys({"nvml_init_error", "nvml_init_delay_ms", "nvml_init_slow_ms", "cuda_init_error", "cuda_init_delay_ms", "context_delay_ms",
-                                "handle_open_delay_ms", "host_numa_id", "fabric_states", "listed_processes", "lost_gpus", "cuda_order", "failing_calls"});
+                                "handle_open_delay_ms", "contexts_meet", "openings_meet", "host_numa_id", "fabric_states", "listed_processes", "lost_gpus", "cuda_order", "failing_calls"});
     const std::size_t gpus = machine.fixture.gpus.size();
     machine.nvml_init_error = integer(reader, "nvml_init_error");
     machine.nvml_init_delay_ms = integer(reader, "nvml_init_delay_ms", 0);
@@ -44,6 +44,8 @@ void read_faults(const toml::table& table, const std::string& file, Machine& mac
     machine.cuda_init_delay_ms = integer(reader, "cuda_init_delay_ms", 0);
     machine.context_delay_ms = integer(reader, "context_delay_ms", 0);
     machine.handle_open_delay_ms = integer(reader, "handle_open_delay_ms", 0);
+    machine.contexts_meet = integer(reader, "contexts_meet", 0);
+    machine.openings_meet = integer(reader, "openings_meet", 0);
     machine.host_numa_id = reader.node("host_numa_id") ? integer(reader, "host_numa_id") : 0;
     machine.nvml_init_slow_ms = integer(reader, "nvml_init_slow_ms", 0);
     if (const toml::node* processes = reader.node("listed_processes")) {

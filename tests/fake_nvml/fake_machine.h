@@ -14,6 +14,12 @@
 //   handle_open_delay_ms = 300    # opening a peer's memory takes this long: a legacy
 //                                 #   handle (cuIpcOpenMemHandle_v2) or a cuMem
 //                                 #   descriptor (cuMemImportFromShareableHandle)
+//   contexts_meet = 8             # context creations wait for each other in groups
+//   openings_meet = 8             #   of this many (openings of peer memory likewise),
+//                                 #   across processes, 30 s at most: callers that are
+//                                 #   truly under way at once meet however slow the
+//                                 #   machine, callers one after the other never do
+//                                 #   (needs the context or open log, below)
 //   host_numa_id = 0              # CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (default 0)
 //   fabric_states = ["completed", "in-progress"]
 //                                 # each GPU's NVSwitch fabric, by position, as
@@ -60,6 +66,8 @@ struct Machine {
     int cuda_init_delay_ms = 0;
     int context_delay_ms = 0;  // cuDevicePrimaryCtxRetain sleeps this long, then succeeds
     int handle_open_delay_ms = 0;  // cuIpcOpenMemHandle_v2 and cuMemImportFromShareableHandle sleep this long
+    int contexts_meet = 0;         // context creations wait for each other in groups of this many
+    int openings_meet = 0;         // openings of peer memory likewise
     int host_numa_id = 0;
     std::vector<int> fabric_states;  // NVML_GPU_FABRIC_STATE_* by GPU position; empty: no fabric
     struct ListedProcess {

@@ -57,7 +57,8 @@ nvml::Return lookup(nvml::Device device, const char* function, std::shared_ptr<c
 
 constexpr std::uint64_t reserved_mib = 480;  // what driver 580 keeps on an H100
 
-const provision::GpuHealth& health_of(const fake::Machine& machine, std::size_t gpu) {
+// Unused in the old driver's build, which answers none of the health calls.
+[[maybe_unused]] const provision::GpuHealth& health_of(const fake::Machine& machine, std::size_t gpu) {
     return machine.fixture.gpus[gpu].health;
 }
 

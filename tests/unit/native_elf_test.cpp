@@ -169,7 +169,7 @@ TEST_CASE("files that are not regular are refused without blocking", "[native][e
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     const auto start = std::chrono::steady_clock::now();
     auto file = ElfFile::open(fifo);
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));  // refused, not blocked on a writer
     REQUIRE_FALSE(file.ok());
     CHECK(file.error().kind == ReadErrorKind::not_regular_file);
 

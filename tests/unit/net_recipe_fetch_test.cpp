@@ -45,10 +45,16 @@ FetchOptions options_for(const test_support::TempDir& cache) {
     FetchOptions options;
     options.allow_http = true;  // the test servers are plain http on loopback
     options.cache_dir = cache.path();
-    options.connect_timeout_ms = 1000;
-    options.total_timeout_ms = 3000;
+    // Limits loopback never comes near, however loaded the machine; the
+    // stall cases set a short one of their own.
+    options.connect_timeout_ms = 10000;
+    options.total_timeout_ms = 20000;
     return options;
 }
+
+// What a run the total timeout ended may take beyond it: far less than a
+// stalled server would hold it (for ever).
+constexpr double kSlackMs = 10000;
 
 provision::Error fetch_error(const std::string& url, const FetchOptions& options) {
     try {
@@ -70,11 +76,12 @@ struct Failure {
     const char* what;
     net_test::Handler handler;
     const char* described_as;  // words the message must hold
+    bool stalls = false;       // only the total timeout ends it
 };
 
 std::vector<Failure> failures() {
     return {
-        {"a stalled server", [](const Request&) { return net_test::stall(); }, "total timeout of 700 ms"},
+        {"a stalled server", [](const Request&) { return net_test::stall(); }, "total timeout of 700 ms", true},
         {"a connection dropped midway", [](const Request&) { return net_test::drop_midway(); },
          "connection broke"},
         {"a connection closed without an answer", [](const Request&) { return net_test::Reply{"", false}; },
@@ -138,9 +145,9 @@ TEST_CASE("fetch_recipe falls back to the cached copy with a warning when the se
             test_support::TempDir cache;
             LocalHttpServer server(etag_server);
             const std::string url = secret_url(server);
+            const FetchedRecipe primed = provision::fetch_recipe(url, options_for(cache));
             FetchOptions options = options_for(cache);
-            options.total_timeout_ms = 700;
-            const FetchedRecipe primed = provision::fetch_recipe(url, options);
+            if (failure.stalls) options.total_timeout_ms = 700;
 
             server.respond_with(failure.handler);
             const auto start = std::chrono::steady_clock::now();
@@ -157,7 +164,7 @@ TEST_CASE("fetch_recipe falls back to the cached copy with a warning when the se
             CHECK_THAT(warning, Catch::Contains("using the copy cached at"));
             CHECK_THAT(warning, Catch::Contains("token=***"));
             require_no_secret(warning);
-            CHECK(elapsed < 700 + 1000);  // the total timeout bounds even the stall
+            CHECK(elapsed < options.total_timeout_ms + kSlackMs);  // the total timeout bounds even the stall
         }
     }
 }
@@ -168,7 +175,7 @@ TEST_CASE("fetch_recipe without a cached copy fails with exit 3 and says why") {
             test_support::TempDir cache;
             LocalHttpServer server(failure.handler);
             FetchOptions options = options_for(cache);
-            options.total_timeout_ms = 700;
+            if (failure.stalls) options.total_timeout_ms = 700;
 
             const auto start = std::chrono::steady_clock::now();
             const provision::Error error = fetch_error(secret_url(server), options);
@@ -180,7 +187,7 @@ TEST_CASE("fetch_recipe without a cached copy fails with exit 3 and says why") {
             CHECK_THAT(message, Catch::Contains(failure.described_as));
             CHECK_THAT(message, Catch::Contains("no cached copy exists in " + cache.path()));
             require_no_secret(message);
-            CHECK(elapsed < 700 + 1000);
+            CHECK(elapsed < options.total_timeout_ms + kSlackMs);
         }
     }
 }
@@ -197,8 +204,8 @@ TEST_CASE("fetch_recipe gives up on a stalled server at the total timeout") {
 
     CHECK(error.code() == ExitCode::invalid_input);
     CHECK(server.connections() == 1);
-    CHECK(elapsed >= 450);         // it waited for the answer...
-    CHECK(elapsed < 500 + 700);    // ...and no longer than the limit (plus scheduling slack)
+    CHECK(elapsed >= 450);             // it waited for the answer...
+    CHECK(elapsed < 500 + kSlackMs);   // ...until the limit ended it, not for ever
 }
 
 TEST_CASE("fetch_recipe refuses a body over the size limit even when a cached copy exists") {
@@ -263,7 +270,7 @@ TEST_CASE("fetch_recipe over https to a plain-http server fails cleanly with a T
     LocalHttpServer server([](const Request&) { return respond(200, "OK", kRecipeV1); });
     const auto start = std::chrono::steady_clock::now();
     const provision::Error error = fetch_error(secret_url(server, "https"), options_for(cache));
-    CHECK(net_test::elapsed_ms(start) < 2000);
+    CHECK(net_test::elapsed_ms(start) < kSlackMs);  // the handshake failed; no limit had to end it
     CHECK(error.code() == ExitCode::invalid_input);
     CHECK_THAT(error.what(), Catch::Contains("TLS"));
     CHECK_THAT(error.what(), Catch::Contains("https://***@127.0.0.1:"));

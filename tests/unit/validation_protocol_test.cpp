@@ -211,7 +211,7 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
     SECTION("killed at the limit") {
         child.timed_out = true;
         child.signal = 9;
-        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5});
         REQUIRE(outcomes.size() == 2);
         CHECK(outcomes[0].status == CheckStatus::passed);
         CHECK(outcomes[0].gpu == 1);
@@ -221,16 +221,16 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
     SECTION("killed with another GPU of its process, whose limit passed") {
         child.timed_out = true;
         child.signal = 9;
-        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5, {}, 6);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5}, {}, 6);
         CHECK(outcomes[0].status == CheckStatus::passed);
         CHECK(outcomes[1].status == CheckStatus::error);  // not its own timeout
         CHECK(outcomes[1].detail ==
-              "no result: GPU 6, opened by the same worker process, had none within 5 s, and the process was killed");
+              "no result: GPU 6, opened by the same worker process, passed its limit, and the process was killed");
     }
     SECTION("crashed") {
         child.signal = 11;
         child.err = "some noise\nSegmentation fault in libcuda\n\n";
-        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5});
         CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail.find("signal 11") != std::string::npos);
         CHECK(outcomes[1].detail.find("Segmentation fault in libcuda") != std::string::npos);
@@ -238,7 +238,7 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
     SECTION("exited without a result") {
         child.exit_code = 1;
         child.out += "Traceback: something odd\n";
-        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5});
         CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail.find("status 1") != std::string::npos);
         CHECK(outcomes[1].detail.find("Traceback: something odd") != std::string::npos);
@@ -246,21 +246,21 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
     SECTION("could not start") {
         child = ChildOutcome{};
         child.start_error = "cannot start /nowhere: No such file or directory";
-        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5});
         CHECK(outcomes[0].status == CheckStatus::error);
         CHECK(outcomes[0].detail.find("/nowhere") != std::string::npos);
     }
     SECTION("an unknown status is an error") {
         child.out = R"(result = { name = "gemm.tf32", status = "great", detail = "fine" })" "\n";
         child.exit_code = 0;
-        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5});
         CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail.find("great") != std::string::npos);
     }
     SECTION("could not open its GPU") {
         child.out = R"(ready = { at_ns = 5, open_ms = 3.0, error = "cudaErrorNoDevice" })" "\n";
         child.exit_code = 0;
-        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5});
         CHECK(outcomes[0].status == CheckStatus::error);
         CHECK(outcomes[0].detail == "the validation worker could not open the GPU: cudaErrorNoDevice");
     }
@@ -268,25 +268,26 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
         child = ChildOutcome{};
         child.timed_out = true;
         child.signal = 9;
-        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5});
         CHECK(outcomes[0].status == CheckStatus::timeout);
-        CHECK(outcomes[0].detail.find("still opening the GPU") != std::string::npos);
+        CHECK(outcomes[0].detail.find("still opening the GPU after 20 s (PROVISION_DETECT_TIMEOUT)") !=
+              std::string::npos);
     }
     SECTION("opened another GPU than the one expected") {
         child.out = R"(ready = { at_ns = 5, open_ms = 3.0, uuid = "GPU-aaaa" })" "\n" + child.out;
         const auto outcomes =
-            outcomes_from_worker(job, child, parse_worker_output(child.out), 5, "GPU-bbbb");
+            outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5}, "GPU-bbbb");
         for (const auto& outcome : outcomes) {
             CHECK(outcome.status == CheckStatus::error);
             CHECK(outcome.detail.find("opened GPU GPU-aaaa, not GPU-bbbb") != std::string::npos);
         }
         // The same GPU, written in capitals, is the same GPU.
-        CHECK(outcomes_from_worker(job, child, parse_worker_output(child.out), 5, "GPU-AAAA")[0].status ==
+        CHECK(outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5}, "GPU-AAAA")[0].status ==
               CheckStatus::passed);
     }
     SECTION("timeout is the parent's word, never a worker's") {
         child.out = R"(result = { name = "gemm.tf32", status = "timeout" })" "\n";
-        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), 5);
+        const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5});
         CHECK(outcomes[1].status == CheckStatus::error);
         CHECK(outcomes[1].detail == "the worker reported an unknown status 'timeout'");
     }
