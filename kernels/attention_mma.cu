@@ -77,7 +77,7 @@ __device__ __forceinline__ void attention_body(const AttentionParams<T>& p) {
     constexpr int kDimSteps = D / 16;     // k-steps of Q K^T
     constexpr int kKeySteps = BN / 16;    // k-steps of P V
 
-    if (p.fault == FaultKind::hang) spin_forever();
+    if (planted(p.fault, FaultKind::hang)) spin_forever();
 
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     T* q_tile = reinterpret_cast<T*>(shared_bytes);
@@ -252,7 +252,7 @@ __device__ __forceinline__ void attention_body(const AttentionParams<T>& p) {
             if (row >= p.seq_len) continue;
             float first = o_acc[t][2 * i] * inverse[i];
             const float second = o_acc[t][2 * i + 1] * inverse[i];
-            if (p.fault == FaultKind::wrong_result && row == 0 && t == 0 && (lane & 3) == 0) first += 1.f;
+            if (planted(p.fault, FaultKind::wrong_result) && row == 0 && t == 0 && (lane & 3) == 0) first += 1.f;
             *reinterpret_cast<std::uint32_t*>(o + static_cast<size_t>(row) * D + t * 8 + 2 * (lane & 3)) =
                 pack2<T>(first, second);
         }

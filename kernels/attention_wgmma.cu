@@ -421,7 +421,7 @@ cudaError_t launch_variant(const void* q, const void* k, const void* v, void* o,
     for (auto [map, data] : {std::pair{&q_map, q}, std::pair{&k_map, k}, std::pair{&v_map, v}})
         if (const cudaError_t e = make_tensor_map(map, data, p); e != cudaSuccess) return e;
     const KernelArgs args{static_cast<__nv_bfloat16*>(o), p.seq_len, p.scale * 1.4426950408889634f,
-                          fault == FaultKind::wrong_result ? -1.f : 1.f, p.causal};
+                          planted(fault, FaultKind::wrong_result) ? -1.f : 1.f, p.causal};
     const dim3 grid((p.seq_len + kBlockM - 1) / kBlockM, p.batch * p.heads);
     return launch_warp_specialized(attention_wgmma_kernel<HeadDim, Stages, Pingpong>, grid,
                                    SharedLayout<HeadDim, Stages>::kAlloc, stream, q_map, k_map, v_map, args);
@@ -445,8 +445,9 @@ cudaError_t launch_attention_bf16_wgmma(const void* q, const void* k, const void
         return cudaErrorInvalidValue;
     // The kernel has no hang switch of its own: a kernel that never returns
     // runs ahead of it on the stream.
-    if (fault == FaultKind::hang)
-        if (const cudaError_t e = launch_spin_forever(stream); e != cudaSuccess) return e;
+    if constexpr (kFaultInjection)
+        if (fault == FaultKind::hang)
+            if (const cudaError_t e = launch_spin_forever(stream); e != cudaSuccess) return e;
     // Chosen from timings on an H100 (docs/KERNELS.md, the wgmma attention):
     // three stages keep the copy engine a block ahead at head_dim 128 (224
     // KiB of shared memory), four at 64.  Turn-taking between the consumers

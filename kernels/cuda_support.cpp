@@ -42,10 +42,9 @@ std::string consequence(cudaError_t status, int device) {
             return fmt::format("the kernels need a driver for CUDA {} or newer; this driver supports CUDA {}",
                                cuda_version_text(CUDART_VERSION), cuda_version_text(driver));
         }
-        case cudaErrorNoDevice: {
-            const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-            return fmt::format("no GPU is visible to CUDA (CUDA_VISIBLE_DEVICES={})", visible ? visible : "unset");
-        }
+        // Which GPUs the process was given is the parent's to say: it set
+        // the worker's CUDA_VISIBLE_DEVICES.
+        case cudaErrorNoDevice: return "no GPU is visible to CUDA in this process";
         case cudaErrorInvalidDevice: return fmt::format("CUDA has no device {} in this process", device);
         case cudaErrorNoKernelImageForDevice:
         case cudaErrorInvalidPtx:

@@ -87,7 +87,7 @@ template <Fp8Format A, Fp8Format B>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_fp8_kernel(const std::uint8_t* a, const std::uint8_t* b, float* c, int m, int n, int k, float scale,
                     FaultKind fault) {
-    if (fault == FaultKind::hang) spin_forever();
+    if (planted(fault, FaultKind::hang)) spin_forever();
     extern __shared__ __align__(128) std::uint8_t shared[];
     const int tid = threadIdx.x;
     const int warp = tid / 32;
@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 if (row >= m) continue;
                 float first = acc[mt][nt][2 * half] * scale;
                 float second = acc[mt][nt][2 * half + 1] * scale;
-                if (fault == FaultKind::wrong_result && row == 0) {
+                if (planted(fault, FaultKind::wrong_result) && row == 0) {
                     first = -first - 1.f;
                     second = -second - 1.f;
                 }

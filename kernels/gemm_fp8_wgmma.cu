@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(kWarpSpecializedThreads, 1)
     gemm_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                           float* c, int m, int n, int k, float scale, FaultKind fault) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    if (fault == FaultKind::hang) spin_forever();
+    if (planted(fault, FaultKind::hang)) spin_forever();
     extern __shared__ uint8_t smem_raw[];
     const Pipeline st = Pipeline::of_cta(smem_raw, m, n, k);
 
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kWarpSpecializedThreads, 1)
                                 [&](int row, int, float& first, float& second) {
                                     first *= scale;
                                     second *= scale;
-                                    if (fault == FaultKind::wrong_result && row == 0) {
+                                    if (planted(fault, FaultKind::wrong_result) && row == 0) {
                                         first = -first - 1.f;
                                         second = -second - 1.f;
                                     }

@@ -62,7 +62,7 @@ __device__ __forceinline__ void load_tile(float* shared, const float* global, in
 template <typename Tiles>
 __global__ void __launch_bounds__(Tiles::kThreads) gemm_tf32_kernel(const float* a, const float* b, float* c, int m,
                                                                     int n, int k, FaultKind fault) {
-    if (fault == FaultKind::hang) spin_forever();
+    if (planted(fault, FaultKind::hang)) spin_forever();
     extern __shared__ __align__(16) float shared[];
     const int tid = threadIdx.x;
     const int warp = tid / 32;
@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(Tiles::kThreads) gemm_tf32_kernel(const float*
                 if (row >= m) continue;
                 float first = acc[mt][nt][2 * half];
                 const float second = acc[mt][nt][2 * half + 1];
-                if (fault == FaultKind::wrong_result && row == 0 && col == 0) first += 64.f;
+                if (planted(fault, FaultKind::wrong_result) && row == 0 && col == 0) first += 64.f;
                 float* out = c + static_cast<size_t>(row) * n + col;
                 if (col + 1 < n && n % 2 == 0) {
                     *reinterpret_cast<float2*>(out) = make_float2(first, second);

@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(kWarpSpecializedThreads, 1)
                            float* c, int m, int n, int k, FaultKind fault) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     using Ring = Pipeline::Ring;
-    if (fault == FaultKind::hang) spin_forever();
+    if (planted(fault, FaultKind::hang)) spin_forever();
     extern __shared__ uint8_t smem_raw[];
     const Pipeline st = Pipeline::of_cta(smem_raw, m, n, k);
 
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(kWarpSpecializedThreads, 1)
             warpgroup_fence_operand(acc);
 
             store_fp32_fragment(acc, c, m, n, st.m0 + consumer * 64, st.n0, [&](int row, int col, float& first, float&) {
-                if (fault == FaultKind::wrong_result && row == 0 && col == 0) first += 64.f;
+                if (planted(fault, FaultKind::wrong_result) && row == 0 && col == 0) first += 64.f;
             });
         });
 #elif defined(__CUDA_ARCH__)

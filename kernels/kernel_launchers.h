@@ -1,5 +1,6 @@
-// Host entry points of the .cu files, for the check harness in kernels/.
-// Internal to kernels/: the rest of the project sees validation_kernels.h.
+// Host entry points of the checks' .cu files, for the check harness in
+// kernels/.  Internal to kernels/: the rest of the project sees
+// validation_kernels.h (and the link checks buffer_kernels.h).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,7 +9,7 @@
 #include <cstdint>
 
 #include "attention_problem.h"
-#include "fault_kind.h"
+#include "fault_injection.h"
 #include "fp8_codes.h"
 #include "numeric_formats.h"
 
@@ -102,7 +103,8 @@ cudaError_t launch_fill_normal(ElementType type, void* out, std::size_t count, s
 cudaError_t launch_fill_normal_float(float* out, std::size_t count, std::uint64_t seed, cudaStream_t stream);
 
 // A kernel that never returns: the planted hang for checks whose kernel has
-// no fault switch of its own.
+// no fault switch of its own.  Defined in fault-injection builds alone; call
+// it only where planted() holds.
 cudaError_t launch_spin_forever(cudaStream_t stream);
 
 }  // namespace provision::kernels::detail

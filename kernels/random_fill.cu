@@ -43,7 +43,9 @@ __global__ void fill_fp8_kernel(Fp8Format format, Fp8Spread spread, std::uint8_t
         out[i] = random_fp8_code(format, spread, random_bits(seed, i));
 }
 
+#if PROVISION_FAULT_INJECTION
 __global__ void spin_kernel() { spin_forever(); }
+#endif
 
 template <typename T>
 cudaError_t fill(T* out, std::size_t count, std::uint64_t seed, cudaStream_t stream) {
@@ -73,9 +75,11 @@ cudaError_t launch_fill_fp8(Fp8Format format, Fp8Spread spread, std::uint8_t* ou
     return cudaGetLastError();
 }
 
+#if PROVISION_FAULT_INJECTION  // callers reach it only through planted(), never in a release build
 cudaError_t launch_spin_forever(cudaStream_t stream) {
     spin_kernel<<<1, 1, 0, stream>>>();
     return cudaGetLastError();
 }
+#endif
 
 }  // namespace provision::kernels::detail

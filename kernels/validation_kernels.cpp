@@ -42,6 +42,7 @@ using detail::CheckContext;
 
 detail::FaultKind parse_fault(const std::string& fault) {
     if (fault.empty()) return detail::FaultKind::none;
+    if (!kFaultInjection) throw std::invalid_argument("this build plants no faults (a release build)");
     if (fault == "wrong-result") return detail::FaultKind::wrong_result;
     if (fault == "hang") return detail::FaultKind::hang;
     throw std::invalid_argument(fmt::format("unknown fault '{}' (known: wrong-result, hang)", fault));

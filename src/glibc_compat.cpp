@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "kernels/fault_injection.h"
+
 static_assert(!DLFO_STRUCT_HAS_EH_DBASE, "this architecture's unwinder needs dlfo_eh_dbase, which is not filled here");
 
 namespace {
@@ -62,10 +64,13 @@ int find_by_walking(void* address, struct dl_find_object* result) {
 }
 
 FindObject glibc_find_object() {
-    // PROVISION_TEST_UNWIND_FALLBACK=1: the walk even where glibc has its own
-    // (tests/e2e/onefile_test.cpp throws through it).
-    const char* forced = std::getenv("PROVISION_TEST_UNWIND_FALLBACK");
-    if (forced && *forced == '1') return nullptr;
+    // Test builds: PROVISION_TEST_UNWIND_FALLBACK=1 takes the walk even where
+    // glibc has its own (tests/e2e/onefile_test.cpp throws through it).  Read
+    // here, before the settings are: the first exception may come sooner.
+    if constexpr (provision::kFaultInjection) {
+        const char* forced = std::getenv("PROVISION_TEST_UNWIND_FALLBACK");
+        if (forced && *forced == '1') return nullptr;
+    }
     return reinterpret_cast<FindObject>(dlvsym(RTLD_DEFAULT, "_dl_find_object", "GLIBC_2.35"));
 }
 

@@ -33,8 +33,8 @@
 #include "recipe/builtin_recipes.h"
 #include "recipe/recipe_export.h"
 #include "report/report.h"
-#include "validate/validation.h"
-#include "validation_kernels.h"
+#include "worker/worker_main.h"
+#include "kernels/validation_kernels.h"
 
 namespace {
 

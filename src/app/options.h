@@ -16,6 +16,17 @@
 
 namespace provision {
 
+// The test hooks of fault-injection builds (rows of the settings table
+// there, absent from release builds: kernels/fault_injection.h).
+struct TestHooks {
+    std::string fault;                            // PROVISION_TEST_FAULT: faults the workers plant
+    bool simulate_workers = false;                // PROVISION_TEST_WORKER=simulate: act the GPUs out
+    std::string worker_timeline;                  // PROVISION_TEST_WORKER_TIMELINE: the workers' lines, timed
+    std::optional<std::string> device_folder;     // PROVISION_TEST_DEV: in place of /dev
+    std::optional<std::string> sysfs;             // PROVISION_TEST_SYSFS: in place of /sys
+    std::optional<std::string> system_libraries;  // PROVISION_TEST_SYSTEM_LIBRARIES: the loader's default folders
+};
+
 struct Options {
     bool check = false;            // CI mode: lint, detect, select, validate; no env file unless asked
     bool explain = false;
@@ -45,6 +56,7 @@ struct Options {
     std::string search_path;                 // PATH, where a COMMAND is looked up
     std::string library_path;                // LD_LIBRARY_PATH
     std::vector<std::string> command;        // after "--"
+    TestHooks test;                          // test builds only
     // The process environment, read-only, for the names recipes and NCCL
     // choose (a workload's own variables); settings are the fields above.
     std::map<std::string, std::string> process_environment;

@@ -21,6 +21,7 @@
 #include "core/suggest.h"
 #include "core/text.h"
 #include "workload_env/env_file.h"
+#include "workload_env/user_values.h"
 #include "formats/formats.h"
 #include "gpu/detect.h"
 #include "gpu/nvml_probe.h"
@@ -36,7 +37,6 @@
 #include "recipe/recipe_loader.h"
 #include "recipe/sensitive_variables.h"
 #include "select/classify.h"
-#include "validate/fault_injection.h"
 #include "validate/throughput_health.h"
 
 namespace provision {
@@ -55,13 +55,7 @@ const WorkloadSpec& find_workload(const RecipeSet& recipes, const std::string& n
 }
 
 // Where /sys is: in test builds PROVISION_TEST_SYSFS may stand in for it.
-std::string sysfs_root(const Options& options) {
-    if constexpr (kFaultInjection) {
-        if (const auto it = options.process_environment.find("PROVISION_TEST_SYSFS"); it != options.process_environment.end())
-            return it->second;
-    }
-    return "/sys";
-}
+std::string sysfs_root(const Options& options) { return options.test.sysfs.value_or("/sys"); }
 
 Inventory detect(const Options& options) {
     if (!options.gpu_fixture.empty()) return load_gpu_fixture(options.gpu_fixture, options.detect.cuda_visible_devices);
@@ -228,8 +222,8 @@ RunFacts settle(const Options& options, const RecipeSet& recipes, const Workload
     facts.dtype_override = report.formats.dtype.user;
     report.notes.insert(report.notes.end(), report.formats.notes.begin(), report.formats.notes.end());
     if (!facts.mechanism_chosen) return facts;
-    report.env =
-        build_env_settings(report.inventory, recipes, workload, decision, report.formats, options.process_environment);
+    report.env = build_env_settings(report.inventory, recipes, workload, decision, report.formats,
+                                    UserValues(options.process_environment));
     add_pod_settings(report.pod, report.env);
     for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
     check_sensitive_settings(report.env, options.process_environment, report.notes);
@@ -297,7 +291,8 @@ Plan plan_run(const Options& options, ProofMemory* proofs) {
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
     report.formats = decide_formats(report.inventory, recipes, workload, report.decision.mechanism, packages,
                                     verdicts, options.overrides);
-    report.pod = assess_pod(report.inventory, recipes, workload, copies, nccl, options.process_environment, sysfs_root(options));
+    report.pod = assess_pod(report.inventory, recipes, workload, copies, nccl, UserValues(options.process_environment),
+                            sysfs_root(options));
     report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
 
     const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, report));

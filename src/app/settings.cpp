@@ -9,6 +9,7 @@
 #include "core/setting_values.h"
 #include "core/states.h"
 #include "core/text.h"
+#include "kernels/fault_injection.h"
 #include "native/loader_folders.h"
 #include "net/location_list.h"
 #include "net/report_post.h"
@@ -195,6 +196,37 @@ const std::vector<Setting> kSettings = {
      SettingShape::value, [](const SettingValue& v, Options& o) { o.library_path = last(v); }},
 };
 
+// The hooks tests set, in fault-injection builds alone.
+const std::vector<Setting> kTestHooks = {
+    {{}, "PROVISION_TEST_FAULT", {}, "faults the validation workers plant (\"CHECK=FAULT,...\")", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.test.fault = last(v); }, {}, {}, false, {}, true},
+    {{}, "PROVISION_TEST_WORKER", {}, "simulate: the workers act their GPUs out through the CUDA driver library",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.test.simulate_workers = last(v) == "simulate"; },
+     {}, {}, false, {}, true},
+    {{}, "PROVISION_TEST_WORKER_TIMELINE", {}, "a file the workers log every line in and out to, timed",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.test.worker_timeline = last(v); }, {}, {}, false,
+     {}, true},
+    {{}, "PROVISION_TEST_DEV", {}, "a folder in place of /dev (the GPUs' device nodes)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.test.device_folder = last(v); }, {}, {}, false, {}, true},
+    {{}, "PROVISION_TEST_SYSFS", {}, "a folder in place of /sys", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.test.sysfs = last(v); }, {}, {}, false, {}, true},
+    {{}, "PROVISION_TEST_SYSTEM_LIBRARIES", {}, "the loader's default folders, colon-separated", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.test.system_libraries = last(v); }, {}, {}, false, {}, true},
+    // Read where it is used: by the one-file build's unwinder shim, before
+    // anything else (src/glibc_compat.cpp).
+    {{}, "PROVISION_TEST_UNWIND_FALLBACK", {}, "1: the one-file build finds unwind tables by walking the loaded objects",
+     SettingShape::value, nullptr, {}, {}, false, {}, true},
+};
+
+const std::vector<Setting>& all_settings() {
+    static const std::vector<Setting> table = [] {
+        std::vector<Setting> rows = kSettings;
+        if constexpr (kFaultInjection) rows.insert(rows.end(), kTestHooks.begin(), kTestHooks.end());
+        return rows;
+    }();
+    return table;
+}
+
 const std::string* variable_text(const Setting& setting, const std::map<std::string, std::string>& environment) {
     if (setting.variable.empty()) return nullptr;
     const auto it = environment.find(std::string(setting.variable));
@@ -217,25 +249,25 @@ void decode(const Setting& setting, const GivenFlags& flags, const std::map<std:
 
 }  // namespace
 
-const std::vector<Setting>& settings() { return kSettings; }
+const std::vector<Setting>& settings() { return all_settings(); }
 
 bool setting_given(const Setting& setting, const GivenFlags& flags, const std::map<std::string, std::string>& environment) {
     return (!setting.flag.empty() && flags.count(setting.flag) > 0) || variable_text(setting, environment) != nullptr;
 }
 
 void decode_outputs(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options) {
-    for (const Setting& setting : kSettings)
+    for (const Setting& setting : settings())
         if (setting.names_output) decode(setting, flags, environment, options);
 }
 
 void decode_settings(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options) {
-    for (const Setting& setting : kSettings)
+    for (const Setting& setting : settings())
         if (!setting.names_output) decode(setting, flags, environment, options);
 }
 
 void decode_setting(std::string_view name, const GivenFlags& flags, const std::map<std::string, std::string>& environment,
                     Options& options) {
-    for (const Setting& setting : kSettings)
+    for (const Setting& setting : settings())
         if (setting.flag == name || setting.variable == name) decode(setting, flags, environment, options);
 }
 
@@ -249,8 +281,8 @@ std::string flag_help(const Setting& setting) {
 
 std::string environment_help() {
     std::string text = "Environment variables (a flag, where there is one, wins):\n";
-    for (const Setting& setting : kSettings) {
-        if (setting.variable.empty()) continue;
+    for (const Setting& setting : settings()) {
+        if (setting.variable.empty() || setting.test_hook) continue;
         const std::string flag = setting.flag.empty() ? std::string() : fmt::format("[{}] ", setting.flag);
         const std::string form = setting.variable_form.empty() || setting.shape == SettingShape::switch_flag
                                      ? std::string()

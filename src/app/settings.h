@@ -44,8 +44,11 @@ struct Setting {
     std::string_view unless_flag{};    // the variable is not read when this flag is given
     bool names_output = false;         // a file the run writes: decoded first (see decode_outputs)
     std::vector<std::string> choices{};  // the flag's only values, refused by the command-line parser otherwise
+    bool test_hook = false;            // a test build's hook: absent from release builds, and from --help and README
 };
 
+// The table: every setting, and in fault-injection builds the test hooks
+// (PROVISION_TEST_*) after them.
 const std::vector<Setting>& settings();
 
 // The flags the command line gave: each flag's values in order (a switch:

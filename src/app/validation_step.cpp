@@ -11,8 +11,7 @@
 #include "core/text.h"
 #include "health/busy_gpu.h"
 #include "validate/expected_gpus.h"
-#include "validate/fault_injection.h"
-#include "validation_kernels.h"
+#include "kernels/validation_kernels.h"
 
 namespace provision {
 namespace {
@@ -24,15 +23,9 @@ ValidationOptions validation_options(const Options& options) {
     validation.open_timeout_s = std::chrono::duration<double>(options.detect.time_limit).count();
     validation.worker_processes = options.worker_processes;
     validation.cuda_library = options.detect.cuda_library;
-    if constexpr (kFaultInjection) {
-        if (const auto it = options.process_environment.find("PROVISION_TEST_FAULT"); it != options.process_environment.end())
-            validation.fault = it->second;
-        if (const auto it = options.process_environment.find("PROVISION_TEST_WORKER"); it != options.process_environment.end())
-            validation.simulate = it->second == "simulate";
-        if (const auto it = options.process_environment.find("PROVISION_TEST_WORKER_TIMELINE");
-            it != options.process_environment.end())
-            validation.timeline = it->second;
-    }
+    validation.fault = options.test.fault;
+    validation.simulate = options.test.simulate_workers;
+    validation.timeline = options.test.worker_timeline;
     return validation;
 }
 
@@ -40,11 +33,8 @@ ValidationOptions validation_options(const Options& options) {
 // PROVISION_TEST_DEV names, and none for a simulated worker without it (the
 // fake driver's machine, not this one's).
 std::string device_folder(const Options& options, bool simulate) {
-    if constexpr (kFaultInjection) {
-        if (const auto it = options.process_environment.find("PROVISION_TEST_DEV"); it != options.process_environment.end())
-            return it->second;
-        if (simulate) return {};
-    }
+    if (options.test.device_folder) return *options.test.device_folder;
+    if (simulate) return {};
     return "/dev";
 }
 

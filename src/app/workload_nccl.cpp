@@ -4,7 +4,6 @@
 
 #include "native/loader_folders.h"
 #include "packages/package_name.h"
-#include "validate/fault_injection.h"
 
 namespace provision {
 namespace {
@@ -22,13 +21,11 @@ std::optional<NcclLibrary> find_workload_nccl(const Options& options, const std:
     if (const InstalledPackage* torch = packages.find("torch")) search.torch_site = folder_of(torch->location);
     search.ld_library_path = options.library_path;
     search.default_folders = native::default_loader_folders();
-    if constexpr (kFaultInjection) {
-        if (const auto it = options.process_environment.find("PROVISION_TEST_SYSTEM_LIBRARIES"); it != options.process_environment.end()) {
-            search.ld_so_conf_dir.clear();
-            search.default_folders.clear();
-            for (const auto& folder : native::split(it->second, ':'))
-                if (!folder.empty()) search.default_folders.push_back(folder);
-        }
+    if (const auto& folders = options.test.system_libraries) {
+        search.ld_so_conf_dir.clear();
+        search.default_folders.clear();
+        for (const auto& folder : native::split(*folders, ':'))
+            if (!folder.empty()) search.default_folders.push_back(folder);
     }
     // The nvidia-nccl-cu* wheels (one a CUDA major) carry the version.
     search.wheel_version = [&packages](const std::string& site) -> std::optional<std::string> {

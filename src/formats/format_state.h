@@ -43,9 +43,9 @@ struct FormatReport {
     std::string dtype;       // "bfloat16"; empty for formats without one (fp8)
     FormatState state = FormatState::unsupported;  // the worst over the visible GPUs
     int limiting_gpu = -1;   // the first GPU in that state when it is not passed; -1: none
-    std::string why;         // what limits it, for people (empty when every GPU passed)
-    std::vector<GpuFormatState> gpus;
-    std::vector<std::string> gate_problems;  // package gates that do not hold
+    std::string why{};       // what limits it, for people (empty when every GPU passed)
+    std::vector<GpuFormatState> gpus{};
+    std::vector<std::string> gate_problems{};  // package gates that do not hold
     bool enabled = false;    // its env_enabled settings apply
 };
 

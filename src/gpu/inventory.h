@@ -52,17 +52,17 @@ struct GpuFabric {
 struct Gpu {
     int index = 0;               // index as the workload will see it (CUDA order)
     int nvml_index = -1;         // NVML's index on the host, -1 when unknown
-    std::string name;
-    std::string uuid;            // "GPU-..."; may be empty for fixtures
-    ComputeCapability compute_capability;
+    std::string name{};
+    std::string uuid{};          // "GPU-..."; may be empty for fixtures
+    ComputeCapability compute_capability{};
     std::uint64_t memory_mib = 0;
-    std::string architecture;    // filled by classify; empty until then
-    GpuHealth health;
-    std::optional<NvLinkCount> nvlinks;  // set where NVML lists NVLink links for the GPU
-    unsigned nvlink_generation = 0;      // 1 to 5 from NVML's NVLink version; 0 unknown
-    std::optional<PcieLink> pcie;        // set where NVML reports the link (all four figures)
-    std::string pci_bus_id;              // "0000:1b:00.0" as sysfs names it; empty when unknown
-    std::optional<GpuFabric> fabric;     // where the driver reports it
+    std::string architecture{};  // filled by classify; empty until then
+    GpuHealth health{};
+    std::optional<NvLinkCount> nvlinks{};  // set where NVML lists NVLink links for the GPU
+    unsigned nvlink_generation = 0;        // 1 to 5 from NVML's NVLink version; 0 unknown
+    std::optional<PcieLink> pcie{};        // set where NVML reports the link (all four figures)
+    std::string pci_bus_id{};              // "0000:1b:00.0" as sysfs names it; empty when unknown
+    std::optional<GpuFabric> fabric{};     // where the driver reports it
 };
 
 struct Driver {

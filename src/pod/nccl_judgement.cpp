@@ -13,28 +13,23 @@ std::string nccl_name(const std::optional<NcclLibrary>& nccl) {
 
 int major_of(const std::string& version) { return std::atoi(version.c_str()); }
 
-// Writes name=value unless the user set the variable: then their value
-// stays, and the finding says so.
-std::string setting(NcclJudgement& judgement, const std::map<std::string, std::string>& environment,
-                    const std::string& name, const std::string& value) {
-    const auto it = environment.find(name);
-    if (it == environment.end()) {
-        if (std::none_of(judgement.write.begin(), judgement.write.end(),
-                         [&](const auto& entry) { return entry.first == name; }))
-            judgement.write.emplace_back(name, value);
-        return fmt::format("{}={} is written", name, value);
-    }
-    if (it->second != value &&
-        std::none_of(judgement.kept.begin(), judgement.kept.end(), [&](const auto& kept) { return kept.name == name; }))
-        judgement.kept.push_back({name, it->second, value, ""});
-    return fmt::format("the environment's {}={} stays", name, it->second);
+// name=value, as the user's own values allow (user_values.h); the words
+// say which it is.
+std::string setting(NcclJudgement& judgement, const UserValues& users, const std::string& name,
+                    const std::string& value) {
+    const bool known = std::any_of(judgement.settings.begin(), judgement.settings.end(),
+                                   [&](const UserDecision& decided) { return decided.name == name; });
+    const UserDecision decided = users.decide(name, value);
+    if (!known) judgement.settings.push_back(decided);
+    if (decided.kept) return fmt::format("the environment's {}={} stays", name, decided.kept->value);
+    return fmt::format("{}={} is written", name, value);
 }
 
 }  // namespace
 
 NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths& paths, const Inventory& inventory,
                          const CopyChecks& checks, const HostFacts& host, const HealthPolicy& policy,
-                         const std::map<std::string, std::string>& environment) {
+                         const UserValues& users) {
     NcclJudgement judgement;
     const auto add = [&](int gpu, const std::string& signal, std::string words) {
         const int nvml = gpu >= 0 && gpu < static_cast<int>(inventory.gpus.size()) ? inventory.gpus[gpu].nvml_index : -1;
@@ -55,7 +50,7 @@ NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths
             fmt::format("GPUs {} and {}: {} shares peer memory through cuMem file descriptors (P2P/CUMEM), which fails "
                         "here ({}); legacy CUDA IPC works, so {} and NCCL takes it",
                         pair.first, pair.second, nccl_name(nccl), pair.failed_path_detail,
-                        setting(judgement, environment, "NCCL_CUMEM_ENABLE", "0")));
+                        setting(judgement, users, "NCCL_CUMEM_ENABLE", "0")));
     }
     if (const auto& all_reduce = checks.nccl_all_reduce; all_reduce && all_reduce->status != PeerCopyStatus::passed)
         add(-1, "nccl_all_reduce_failed",
@@ -75,7 +70,7 @@ NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths
             fmt::format("GPU {}: {} takes its host buffers from cuMem at host NUMA node {}, which fails here ({}){}; {}, "
                         "so NCCL uses /dev/shm{}",
                         memory.gpu, nccl_name(nccl), memory.numa_node, memory.detail, cause,
-                        setting(judgement, environment, "NCCL_CUMEM_HOST_ENABLE", "0"),
+                        setting(judgement, users, "NCCL_CUMEM_HOST_ENABLE", "0"),
                         paths.falls_back_from_cumem_host
                             ? " (this NCCL would also fall back by itself, with a warning)"
                             : " (this NCCL, older than 2.26.3, would otherwise fail with CUDA error 217)"));

@@ -9,7 +9,8 @@
 //   nccl_driver_too_old  NCCL was built for a newer CUDA than the driver runs
 //   nccl_all_reduce_failed  --validate=full: NCCL itself could not all-reduce
 //                      across the workers (an error, a hang, a wrong sum)
-// A variable the user set is never replaced: the finding says which value stays.
+// A variable the user set keeps its value (workload_env/user_values.h): the
+// finding says which value stays.
 #pragma once
 
 #include <map>
@@ -17,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "workload_env/env_settings.h"
+#include "workload_env/user_values.h"
 #include "gpu/copy_check.h"
 #include "gpu/inventory.h"
 #include "health/findings.h"
@@ -29,12 +30,11 @@ namespace provision {
 
 struct NcclJudgement {
     std::vector<Finding> findings;
-    std::vector<std::pair<std::string, std::string>> write;  // NCCL_CUMEM_ENABLE=0, NCCL_CUMEM_HOST_ENABLE=0
-    std::vector<KeptVariable> kept;                          // the user's values that stay
+    std::vector<UserDecision> settings;  // NCCL_CUMEM_ENABLE=0, NCCL_CUMEM_HOST_ENABLE=0: written or kept
 };
 
 NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths& paths, const Inventory& inventory,
                          const CopyChecks& checks, const HostFacts& host, const HealthPolicy& policy,
-                         const std::map<std::string, std::string>& environment);
+                         const UserValues& users);
 
 }  // namespace provision

@@ -38,36 +38,33 @@ PeerAccessState peer_access_state(const std::vector<LinkReport>& links) {
 
 PeerAccessPlan plan_peer_access_settings(const std::vector<LinkReport>& links,
                                          const std::vector<const PeerAccessSettings*>& tables,
-                                         const std::map<std::string, std::string>& environment) {
+                                         const UserValues& users) {
     PeerAccessPlan plan;
     plan.state = peer_access_state(links);
     if (plan.state == PeerAccessState::works) return plan;
     const bool pcie_only = plan.state == PeerAccessState::pcie_broken;
+    std::vector<std::pair<std::string, std::string>> written;
     std::vector<std::string> refused;
     for (const PeerAccessSettings* table : tables) {
         const auto& wanted = pcie_only ? table->env_pcie_broken : table->env_broken;
         if (wanted.empty()) continue;
         // The table's variables are one decision: a user who set any of them made it.
-        std::vector<std::pair<std::string, std::string>> users;
+        std::vector<std::string> decision;
+        std::vector<std::pair<std::string, std::string>> users_own;
         for (const auto* group : {&table->env_pcie_broken, &table->env_broken})
             for (const auto& [name, value] : *group)
-                if (const auto it = environment.find(name);
-                    it != environment.end() &&
-                    std::none_of(users.begin(), users.end(),
-                                 [&](const auto& user) { return user.first == it->first; }))
-                    users.emplace_back(it->first, it->second);
-        if (users.empty()) {
-            plan.write.insert(plan.write.end(), wanted.begin(), wanted.end());
-            continue;
+                if (std::find(decision.begin(), decision.end(), name) == decision.end()) {
+                    decision.push_back(name);
+                    if (const auto user = users.of(name)) users_own.emplace_back(name, *user);
+                }
+        const std::size_t refused_before = refused.size();
+        for (UserDecision& decided : users.decide_together({wanted.begin(), wanted.end()}, decision)) {
+            if (decided.written) written.emplace_back(decided.name, decided.value);
+            else refused.push_back(fmt::format("{}={}", decided.name, decided.value));
+            plan.settings.push_back(std::move(decided));
         }
-        for (const auto& [name, value] : wanted) {
-            const auto it = environment.find(name);
-            if (it != environment.end() && it->second != value) plan.kept.push_back({name, it->second, value, ""});
-            if (it == environment.end() || it->second != value)
-                refused.push_back(fmt::format("{}={}", name, value));
-        }
-        if (!refused.empty())
-            refused.back() += fmt::format(" (the environment sets {})", assignments(users));
+        if (refused.size() > refused_before)
+            refused.back() += fmt::format(" (the environment sets {})", assignments(users_own));
     }
     plan.why = pcie_only ? fmt::format("peer copies are broken between GPUs joined by PCIe ({}) while NVLink pairs "
                                        "pass",
@@ -78,15 +75,11 @@ PeerAccessPlan plan_peer_access_settings(const std::vector<LinkReport>& links,
                                if (!all.empty() && !pcie.empty()) all += ", ";
                                return all + pcie;
                            }());
-    if (!plan.write.empty()) plan.why += fmt::format("; written: {}", assignments(plan.write));
+    if (!written.empty()) plan.why += fmt::format("; written: {}", assignments(written));
     if (!refused.empty())
         plan.why += fmt::format("; not written, the user's own settings stay: {}", fmt::join(refused, "; "));
     return plan;
 }
 
-void apply_peer_access_plan(const PeerAccessPlan& plan, EnvSettings& env) {
-    for (const auto& [name, value] : plan.write) env.set(name, value);
-    for (const KeptVariable& kept : plan.kept) env.keep(kept);
-}
 
 }  // namespace provision

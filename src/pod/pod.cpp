@@ -14,7 +14,7 @@ void append(std::vector<Finding>& into, std::vector<Finding> more) {
 
 PodReport judge_pod(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
                     const CopyChecks& checks, const ContainerLimits& container, const HostFacts& host,
-                    const NcclFacts& nccl, const std::map<std::string, std::string>& environment) {
+                    const NcclFacts& nccl, const UserValues& users) {
     PodReport pod;
     LinkJudgement links = judge_links(inventory, checks, recipes, host);
     pod.links = std::move(links.links);
@@ -29,26 +29,25 @@ PodReport judge_pod(const Inventory& inventory, const RecipeSet& recipes, const 
     pod.nccl = nccl;
     pod.host_memory = checks.host_memory;
     pod.nccl_all_reduce = checks.nccl_all_reduce;
-    pod.nccl_judgement = judge_nccl(nccl.library, nccl.paths, inventory, checks, host, recipes.policy, environment);
+    pod.nccl_judgement = judge_nccl(nccl.library, nccl.paths, inventory, checks, host, recipes.policy, users);
     append(pod.findings, pod.nccl_judgement.findings);
     pod.peer_access =
-        plan_peer_access_settings(pod.links, {&recipes.pod.p2p_settings, &workload.p2p_settings}, environment);
+        plan_peer_access_settings(pod.links, {&recipes.pod.p2p_settings, &workload.p2p_settings}, users);
     return pod;
 }
 
 PodReport assess_pod(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
-                     const CopyChecks& checks, const NcclFacts& nccl,
-                     const std::map<std::string, std::string>& environment, const std::string& sysfs) {
+                     const CopyChecks& checks, const NcclFacts& nccl, const UserValues& users,
+                     const std::string& sysfs) {
     std::vector<std::string> bus_ids;
     for (const Gpu& gpu : inventory.gpus) bus_ids.push_back(gpu.pci_bus_id);
     return judge_pod(inventory, recipes, workload, checks, read_container_limits(),
-                     read_host_facts(bus_ids, {sysfs, "/proc/self/status"}), nccl, environment);
+                     read_host_facts(bus_ids, {sysfs, "/proc/self/status"}), nccl, users);
 }
 
 void add_pod_settings(const PodReport& pod, EnvSettings& env) {
-    apply_peer_access_plan(pod.peer_access, env);
-    for (const auto& [name, value] : pod.nccl_judgement.write) env.set(name, value);
-    for (const KeptVariable& kept : pod.nccl_judgement.kept) env.keep(kept);
+    UserValues::apply(pod.peer_access.settings, env);
+    UserValues::apply(pod.nccl_judgement.settings, env);
 }
 
 }  // namespace provision

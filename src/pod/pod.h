@@ -49,13 +49,13 @@ struct PodReport {
 // Pure: everything comes in as values.
 PodReport judge_pod(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
                     const CopyChecks& checks, const ContainerLimits& container, const HostFacts& host,
-                    const NcclFacts& nccl, const std::map<std::string, std::string>& environment);
+                    const NcclFacts& nccl, const UserValues& users);
 
 // judge_pod with the container's limits and the host's facts read from this
 // process's system (`sysfs`: where /sys is).
 PodReport assess_pod(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
-                     const CopyChecks& checks, const NcclFacts& nccl,
-                     const std::map<std::string, std::string>& environment, const std::string& sysfs = "/sys");
+                     const CopyChecks& checks, const NcclFacts& nccl, const UserValues& users,
+                     const std::string& sysfs = "/sys");
 
 // Writes the pod's settings into the workload's (the user's values stay).
 void add_pod_settings(const PodReport& pod, EnvSettings& env);

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "check_catalog.h"
+#include "kernels/check_catalog.h"
 #include "core/error.h"
 #include "core/label_rules.h"
 #include "core/regular_file.h"

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "core/states.h"
 #include "gpu/copy_check.h"
 #include "validate/link_rounds.h"
+#include "worker_protocol/worker_protocol.h"
 
 namespace provision {
 
@@ -53,20 +55,6 @@ struct ValidationOptions {
 struct GpuChecks {
     int gpu;                                 // CUDA index as the workload sees it
     std::vector<std::string> checks;
-};
-
-// One check's result on one GPU: what the worker reported, or why it has
-// none.  The report carries these as they are (ValidationSummary).
-struct CheckOutcome {
-    int gpu = 0;
-    std::string name;
-    CheckStatus status = CheckStatus::error;
-    double max_rel_error = 0;
-    double tolerance = 0;
-    double ms = 0;
-    double tflops = 0;
-    std::string detail;
-    double wall_ms = 0;  // the device half in the worker, upload to judgement (not in the report)
 };
 
 // What the workers measure of the links after their checks (the pod stage
@@ -128,6 +116,9 @@ struct WorkerTarget {
 // be, the larger first.
 std::vector<std::vector<WorkerTarget>> worker_processes_for(const std::vector<WorkerTarget>& targets, int processes);
 
+struct PairOutcome;  // worker_outcome.h
+struct PulledWay;
+
 // The workers of one run, a GPU's each, in worker_processes_for's processes.
 // Each starts opening its GPU when it is started;
 // run() hands out the checks, collects the results and returns once every
@@ -181,10 +172,18 @@ private:
     // past its deadline (then killed), reading its output as it comes.
     template <typename Complete>
     void wait_for(const std::vector<Worker*>& waiting, Complete complete);
-    // The pairs of `pairs` on `path`, round after round; the first round's
-    // commands go out at once (its workers may still be running their
-    // checks, which `checked` waits for too).  Pairs whose memory could not
-    // be shared on `path` are returned, the others' results added to `run`.
+    // The pulls of one round, both ways of each pair whose workers can take
+    // them; a pair that cannot be sent is `record`ed at once.  Returns the
+    // pairs sent.
+    std::vector<GpuIndexPair> send_round(const std::vector<GpuIndexPair>& round, PeerPath path, const LinkWork& links,
+                                         const std::function<void(PairOutcome)>& record);
+    // The way `source` -> `receiver` of a pair, as the receiver's worker ended it.
+    PulledWay pulled_way(int receiver, int source, PeerPath path) const;
+    // The pairs of `pairs` on `path`, round after round: sent, waited for,
+    // judged (worker_outcome.h).  The first round's commands go out at once
+    // (its workers may still be running their checks, which `checked` waits
+    // for too).  Pairs whose memory could not be shared on `path` are
+    // returned, the others' results added to `run`.
     template <typename Checked>
     std::vector<GpuIndexPair> copy_between_peers(const std::vector<GpuIndexPair>& pairs, PeerPath path,
                                                  const LinkWork& links, const std::vector<Worker*>& started,
@@ -206,11 +205,5 @@ private:
 
 // The workers started and run in one go (tests, benchmarks).
 std::vector<CheckOutcome> run_validation(const std::vector<GpuChecks>& work, const ValidationOptions& options);
-
-// The child's entry: main() calls it with the arguments that follow
-// "__check-worker"; it reads the check names from stdin and prints its
-// lines on stdout (see worker_protocol.h).  Returns the child's exit status:
-// 0 once every check has a result, 2 on bad arguments.
-int check_worker_main(const std::vector<std::string>& args);
 
 }  // namespace provision

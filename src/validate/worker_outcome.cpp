@@ -81,4 +81,51 @@ std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const Child
     return outcomes;
 }
 
+PairOutcome judge_pair(const std::pair<int, int>& pair, PeerPath path, const PulledWay& forward,
+                       const PulledWay& backward, double timeout_s) {
+    PairOutcome outcome;
+    PeerCopyResult& copy = outcome.copy;
+    copy.first = pair.first;
+    copy.second = pair.second;
+    copy.path = path;
+    // "GPU a -> GPU b: ..." for the way that decided.
+    const auto way_words = [&](const PulledWay& way, const std::string& detail) {
+        const bool is_forward = &way == &forward;
+        return fmt::format("GPU {} -> GPU {}: {}", is_forward ? pair.first : pair.second,
+                           is_forward ? pair.second : pair.first, detail);
+    };
+    if (!forward.line || !backward.line) {
+        const PulledWay& silent = !forward.line ? forward : backward;
+        copy.status = silent.killed_at_limit ? PeerCopyStatus::timeout : PeerCopyStatus::error;
+        copy.detail = silent.killed_at_limit
+                          ? fmt::format("the copy to GPU {} did not finish within {:g} s; its worker was killed",
+                                        silent.receiver, timeout_s)
+                          : fmt::format("the worker of GPU {} ended without an answer", silent.receiver);
+        return outcome;
+    }
+    const PulledLine& there = *forward.line;
+    const PulledLine& back = *backward.line;
+    if (there.path_failed || back.path_failed) {
+        const PulledWay& worse = there.path_failed ? forward : backward;
+        copy.status = PeerCopyStatus::error;
+        copy.detail = way_words(worse, worse.line->detail);
+        outcome.path_failed = path == PeerPath::cumem_fd;
+        return outcome;
+    }
+    copy.gb_per_s_forward = there.gb_per_s;
+    copy.gb_per_s_backward = back.gb_per_s;
+    if (there.no_peer_access || back.no_peer_access) {
+        copy.status = PeerCopyStatus::skipped;
+        copy.cuda_peer_access = false;
+        copy.detail = there.no_peer_access ? there.detail : back.detail;
+        return outcome;
+    }
+    // The worse way decides: wrong bytes, then an error.
+    const PulledWay& worse = there.status != PeerCopyStatus::passed ? forward : backward;
+    copy.status = worse.line->status;
+    copy.cuda_peer_access = true;
+    copy.detail = copy.status == PeerCopyStatus::passed ? there.detail : way_words(worse, worse.line->detail);
+    return outcome;
+}
+
 }  // namespace provision

@@ -1,15 +1,13 @@
 // From what a worker process did to one outcome per requested check.
 #pragma once
 
-#include <istream>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "validate/child_process.h"
 #include "validate/validation.h"
-#include "validate/worker_protocol.h"
+#include "worker_protocol/worker_protocol.h"
 
 namespace provision {
 
@@ -27,7 +25,26 @@ std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const Child
                                                const std::string& expected_uuid = {},
                                                std::optional<int> killed_for = std::nullopt);
 
-// check_worker_main with its streams passed in (for tests).
-int run_check_worker(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
+
+// One way of a pair's copy as its receiving worker ended it: the line it
+// printed, or why it has none.
+struct PulledWay {
+    int receiver = 0;                  // the GPU that pulled
+    const PulledLine* line = nullptr;  // null: the worker gave no answer
+    bool killed_at_limit = false;      // no answer because its worker passed its own limit
+};
+
+// What a pair's two ways come to.  `path_failed`: the memory could not be
+// shared on `path` (the pair is tried again on the other path, where there
+// is one), else `copy` is the pair's result.
+struct PairOutcome {
+    PeerCopyResult copy;
+    bool path_failed = false;
+};
+
+// Pure: the worse way decides (no answer, then a path that failed, no peer
+// access, wrong bytes, an error); `forward` is first -> second.
+PairOutcome judge_pair(const std::pair<int, int>& pair, PeerPath path, const PulledWay& forward,
+                       const PulledWay& backward, double timeout_s);
 
 }  // namespace provision

@@ -1,6 +1,7 @@
 // The parent's side of validation: the pool of GPU worker processes
 // (validation.h's WorkerPool), each fed its commands and read line by line.
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -9,7 +10,7 @@
 #include "validate/link_rounds.h"
 #include "validate/validation.h"
 #include "validate/worker_outcome.h"
-#include "validate/worker_protocol.h"
+#include "worker_protocol/worker_protocol.h"
 
 namespace provision {
 
@@ -141,7 +142,9 @@ void WorkerPool::keep(const std::vector<WorkerTarget>& targets) {
             visible += (visible.empty() ? "" : ",") + target.visible;
         }
         std::vector<std::string> command = {options_.self_exe};
-        for (auto& arg : worker_arguments(gpus, options_)) command.push_back(std::move(arg));
+        const WorkerCommand run_with{options_.mode, options_.fault, options_.simulate, options_.cuda_library,
+                                     options_.timeline};
+        for (auto& arg : worker_arguments(gpus, run_with)) command.push_back(std::move(arg));
         std::map<std::string, std::string> environment;
         if (!visible.empty()) environment["CUDA_VISIBLE_DEVICES"] = visible;
         host->child = std::make_unique<ChildProcess>(command, environment);
@@ -385,65 +388,86 @@ void WorkerPool::export_on(PeerPath path, const std::vector<GpuIndexPair>& pairs
     wait_for(asked, [&](const Worker& worker) { return worker.output.exported.count(path) > 0; });
 }
 
+std::vector<GpuIndexPair> WorkerPool::send_round(const std::vector<GpuIndexPair>& round, PeerPath path,
+                                                  const LinkWork& links, const std::function<void(PairOutcome)>& record) {
+    const Clock::duration limit = limit_of(options_.timeout_s);
+    std::vector<GpuIndexPair> sent;
+    for (const GpuIndexPair& pair : round) {
+        Worker* first = worker_of(pair.first);
+        Worker* second = worker_of(pair.second);
+        std::string why;
+        bool export_failed = false;
+        for (const Worker* worker : {first, second}) {
+            if (!why.empty()) break;
+            const auto exported = worker->output.exported.find(path);
+            if (!worker->alive()) {
+                why = worker->killed_for ? fmt::format("the worker of GPU {} had stopped: its process was killed "
+                                                       "when GPU {}, which it shared, passed its limit",
+                                                       worker->target.gpu, *worker->killed_for)
+                                         : fmt::format("the worker of GPU {} had stopped", worker->target.gpu);
+            } else if (exported == worker->output.exported.end() || !exported->second.ok) {
+                export_failed = exported != worker->output.exported.end();
+                why = fmt::format("GPU {} could not export its buffer: {}", worker->target.gpu,
+                                  export_failed ? exported->second.detail : std::string("no answer"));
+            }
+        }
+        if (!why.empty()) {
+            // An export that failed is the path's failure (cuMem refused,
+            // legacy IPC unsupported); a stopped worker is not.
+            PairOutcome unsent;
+            unsent.copy.first = pair.first;
+            unsent.copy.second = pair.second;
+            unsent.copy.status = PeerCopyStatus::error;
+            unsent.copy.detail = why;
+            unsent.copy.path = path;
+            unsent.path_failed = export_failed && path == PeerPath::cumem_fd;
+            record(std::move(unsent));
+            continue;
+        }
+        // Each pulls the other's buffer: both ways at once.
+        for (auto [to, from] : {std::pair{second, first}, std::pair{first, second}}) {
+            to->give_work(limit);
+            to->write(format_pull_command(from->target.gpu, links.peer_bytes, links.repeats, path,
+                                          from->output.exported.at(path).handle));
+        }
+        sent.push_back(pair);
+    }
+    return sent;
+}
+
+PulledWay WorkerPool::pulled_way(int receiver, int source, PeerPath path) const {
+    const Worker* worker = worker_of(receiver);
+    const auto found = worker->output.pulled.find({source, path});
+    return {receiver, found == worker->output.pulled.end() ? nullptr : &found->second, worker->killed_at_limit()};
+}
+
 template <typename Checked>
 std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIndexPair>& pairs, PeerPath path,
                                                            const LinkWork& links, const std::vector<Worker*>& started,
                                                            Checked checked, ValidationRun& run) {
-    const Clock::duration limit = limit_of(options_.timeout_s);
     std::vector<GpuIndexPair> path_failed;
-    const auto record = [&](const GpuIndexPair& pair, PeerCopyStatus status, const std::string& why, bool on_path) {
-        PeerCopyResult copy;
-        copy.first = pair.first;
-        copy.second = pair.second;
-        copy.status = status;
-        copy.detail = why;
-        copy.path = path;
-        if (on_path) {
-            failed_results_[pair] = copy;
+    const auto record = [&](PairOutcome outcome) {
+        const GpuIndexPair pair{outcome.copy.first, outcome.copy.second};
+        if (outcome.path_failed) {
+            failed_results_[pair] = std::move(outcome.copy);
             path_failed.push_back(pair);
         } else {
-            run.peer_copies.push_back(copy);
+            run.peer_copies.push_back(std::move(outcome.copy));
         }
     };
     const auto rounds = link_rounds(pairs);
     for (std::size_t round_index = 0; round_index < rounds.size(); ++round_index) {
-        const auto& round = rounds[round_index];
-        std::vector<Worker*> pulling;
-        std::vector<GpuIndexPair> sent;
-        for (const GpuIndexPair& pair : round) {
-            Worker* first = worker_of(pair.first);
-            Worker* second = worker_of(pair.second);
-            std::string why;
-            bool export_failed = false;
-            for (const Worker* worker : {first, second}) {
-                if (!why.empty()) break;
-                const auto exported = worker->output.exported.find(path);
-                if (!worker->alive()) {
-                    why = worker->killed_for ? fmt::format("the worker of GPU {} had stopped: its process was killed "
-                                                           "when GPU {}, which it shared, passed its limit",
-                                                           worker->target.gpu, *worker->killed_for)
-                                             : fmt::format("the worker of GPU {} had stopped", worker->target.gpu);
-                } else if (exported == worker->output.exported.end() || !exported->second.ok) {
-                    export_failed = exported != worker->output.exported.end();
-                    why = fmt::format("GPU {} could not export its buffer: {}", worker->target.gpu,
-                                      export_failed ? exported->second.detail : std::string("no answer"));
-                }
-            }
-            if (!why.empty()) {
-                // An export that failed is the path's failure (cuMem refused,
-                // legacy IPC unsupported); a stopped worker is not.
-                record(pair, PeerCopyStatus::error, why, export_failed && path == PeerPath::cumem_fd);
-                continue;
-            }
-            // Each pulls the other's buffer: both ways at once.
-            for (auto [to, from] : {std::pair{second, first}, std::pair{first, second}}) {
-                to->give_work(limit);
-                to->write(format_pull_command(from->target.gpu, links.peer_bytes, links.repeats, path,
-                                                             from->output.exported.at(path).handle));
-                pulling.push_back(to);
-            }
-            sent.push_back(pair);
-        }
+        const std::vector<GpuIndexPair> sent = send_round(rounds[round_index], path, links, record);
+
+        // Wait for both ways of every pair sent.  The first round's pulls
+        // were sent while the checks may still run: every started worker is
+        // waited for, each for its own part too.
+        std::vector<Worker*> waiting;
+        for (const auto& [a, b] : sent)
+            for (const int gpu : {a, b}) waiting.push_back(worker_of(gpu));
+        if (round_index == 0)
+            for (Worker* worker : started)
+                if (std::find(waiting.begin(), waiting.end(), worker) == waiting.end()) waiting.push_back(worker);
         const auto pulled_round = [&](const Worker& worker) {
             return std::all_of(sent.begin(), sent.end(), [&](const GpuIndexPair& pair) {
                 const int from = pair.first == worker.target.gpu ? pair.second
@@ -452,64 +476,13 @@ std::vector<GpuIndexPair> WorkerPool::copy_between_peers(const std::vector<GpuIn
                 return from < 0 || worker.output.pulled.count({from, path});
             });
         };
-        // The first round's pulls were sent while the checks may still run:
-        // every started worker is waited for, each for its own part too.
-        std::vector<Worker*> waiting = pulling;
-        if (round_index == 0)
-            for (Worker* worker : started)
-                if (std::find(waiting.begin(), waiting.end(), worker) == waiting.end()) waiting.push_back(worker);
         wait_for(waiting, [&](const Worker& worker) {
             return pulled_round(worker) && (round_index != 0 || checked(worker));
         });
-        for (const GpuIndexPair& pair : sent) {
-            const Worker* first = worker_of(pair.first);
-            const Worker* second = worker_of(pair.second);
-            const auto forward = second->output.pulled.find({pair.first, path});   // first -> second
-            const auto backward = first->output.pulled.find({pair.second, path});  // second -> first
-            const bool forward_in = forward != second->output.pulled.end();
-            const bool backward_in = backward != first->output.pulled.end();
-            if (!forward_in || !backward_in) {
-                const Worker* silent = !forward_in ? second : first;
-                const bool killed = silent->killed_at_limit();
-                record(pair, killed ? PeerCopyStatus::timeout : PeerCopyStatus::error,
-                       killed ? fmt::format("the copy to GPU {} did not finish within {:g} s; its worker was killed",
-                                            silent->target.gpu, options_.timeout_s)
-                              : fmt::format("the worker of GPU {} ended without an answer", silent->target.gpu),
-                       false);
-                continue;
-            }
-            const PulledLine& there = forward->second;
-            const PulledLine& back = backward->second;
-            if (there.path_failed || back.path_failed) {
-                const PulledLine& worse = there.path_failed ? there : back;
-                record(pair, PeerCopyStatus::error,
-                       fmt::format("GPU {} -> GPU {}: {}", &worse == &there ? pair.first : pair.second,
-                                   &worse == &there ? pair.second : pair.first, worse.detail),
-                       path == PeerPath::cumem_fd);
-                continue;
-            }
-            PeerCopyResult copy;
-            copy.first = pair.first;
-            copy.second = pair.second;
-            copy.path = path;
-            copy.gb_per_s_forward = there.gb_per_s;
-            copy.gb_per_s_backward = back.gb_per_s;
-            if (there.no_peer_access || back.no_peer_access) {
-                copy.status = PeerCopyStatus::skipped;
-                copy.cuda_peer_access = false;
-                copy.detail = there.no_peer_access ? there.detail : back.detail;
-            } else {
-                // The worse way decides: wrong bytes, then an error.
-                const PulledLine& worse = there.status != PeerCopyStatus::passed ? there : back;
-                copy.status = worse.status;
-                copy.cuda_peer_access = true;
-                copy.detail = worse.status == PeerCopyStatus::passed
-                                  ? there.detail
-                                  : fmt::format("GPU {} -> GPU {}: {}", &worse == &there ? pair.first : pair.second,
-                                                &worse == &there ? pair.second : pair.first, worse.detail);
-            }
-            run.peer_copies.push_back(copy);
-        }
+
+        for (const GpuIndexPair& pair : sent)
+            record(judge_pair(pair, path, pulled_way(pair.second, pair.first, path),
+                              pulled_way(pair.first, pair.second, path), options_.timeout_s));
     }
     if (rounds.empty()) wait_for(started, checked);
     return path_failed;

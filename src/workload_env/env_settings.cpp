@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "workload_env/user_values.h"
 
 namespace provision {
 
@@ -52,18 +53,14 @@ bool carries_decision(const WorkloadSpec& workload, const std::string& name) {
 }  // namespace
 
 EnvSettings build_env_settings(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
-                               const Decision& decision, const FormatsDecision& formats,
-                               const std::map<std::string, std::string>& environment) {
+                               const Decision& decision, const FormatsDecision& formats, const UserValues& users) {
     EnvSettings settings;
-    // A user's own value wins over the recipe's, and is written as it is, so
-    // the file always tells what the workload gets.
     auto put = [&](const std::string& name, const std::string& value, const std::string& mechanism) {
-        const auto it = environment.find(name);
-        if (it == environment.end() || it->second == value || carries_decision(workload, name)) {
+        if (carries_decision(workload, name)) {
             settings.set(name, value);
             return;
         }
-        settings.keep({name, it->second, value, mechanism});
+        UserValues::apply({users.decide(name, value, mechanism)}, settings);
     };
     for (const auto& [name, value] : workload.env) put(name, value, "");
     if (!inventory.gpus.empty())

@@ -49,16 +49,16 @@ private:
 // One line for the report: "NAME=value kept from the environment (...)".
 std::string describe(const KeptVariable& kept);
 
-// `environment` is the current process environment.  Variables that carry
-// the decision -- PROVISION_ATTENTION, the PROVISION_* variables a workload
-// recipe writes, and the workload's override variables (which the decision
-// already read) -- always hold the selected mechanism.  Every other variable
-// a recipe writes (plain settings, feature switches, a workload's own backend
-// variable such as DIFFUSERS_ATTN_BACKEND) keeps a value the user already
-// set, and the settings record it as kept.  PROVISION_DTYPE holds the
-// formats stage's dtype: the user's own when it was kept, recorded as kept.
+class UserValues;
+
+// Variables that carry the decision -- PROVISION_ATTENTION, the PROVISION_*
+// variables a workload recipe writes, and the workload's override variables
+// (which the decision already read) -- always hold the selected mechanism.
+// Every other variable a recipe writes (plain settings, feature switches, a
+// workload's own backend variable such as DIFFUSERS_ATTN_BACKEND) follows
+// the user's own values (user_values.h).  PROVISION_DTYPE holds the formats
+// stage's dtype: the user's own when it was kept, recorded as kept.
 EnvSettings build_env_settings(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
-                               const Decision& decision, const FormatsDecision& formats,
-                               const std::map<std::string, std::string>& environment);
+                               const Decision& decision, const FormatsDecision& formats, const UserValues& users);
 
 }  // namespace provision

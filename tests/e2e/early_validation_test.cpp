@@ -59,6 +59,16 @@ std::map<std::string, std::string> fake_driver(const TempDir& dir, const std::st
             {"PROVISION_DETECT_TIMEOUT", "10"}};
 }
 
+// The fake drivers with an NVML that takes `slow_ms` to start.  Detection's
+// limit leaves libcuda waiting for NVML's answer a quarter of it (10 s),
+// longer than NVML takes: only the workers start libcuda, as on a machine
+// where NVML answers.
+std::map<std::string, std::string> slow_nvml_driver(const TempDir& dir, const std::string& machine_file) {
+    auto env = fake_driver(dir, machine_file);
+    env["PROVISION_DETECT_TIMEOUT"] = "40";
+    return env;
+}
+
 struct Interval {
     long pid = 0;
     long long begin = 0, end = 0;  // monotonic ns
@@ -196,7 +206,7 @@ TEST_CASE("a worker ready before the selection is made gets its checks then", "[
     // Detection itself takes 6 s (room for a loaded sanitizer build to open
     // the GPU); the first GPU's worker started before it.
     const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("all")},
-                                       fake_driver(dir, machine(dir, "h100", "nvml_init_slow_ms = 6000")));
+                                       slow_nvml_driver(dir, machine(dir, "h100", "nvml_init_slow_ms = 6000")));
     INFO("stderr: " << result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);
@@ -217,7 +227,7 @@ TEST_CASE("a worker started early and then not needed is stopped and leaves no p
     // in a loaded sanitizer build whose processes start slowly.
     const auto result =
         e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("none")},
-                       fake_driver(dir, machine(dir, "t4", "context_delay_ms = 30000\nnvml_init_slow_ms = 6000")));
+                       slow_nvml_driver(dir, machine(dir, "t4", "context_delay_ms = 30000\nnvml_init_slow_ms = 6000")));
     INFO("stderr: " << result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);
@@ -408,7 +418,7 @@ TEST_CASE("a worker started for a GPU that detection does not confirm is stopped
     // Two device nodes, but the machine has one GPU: the second worker
     // (CUDA_VISIBLE_DEVICES=1) finds none, and detection confirms only GPU 0.
     const std::string machine_file = machine(dir, "h100", "nvml_init_slow_ms = 6000");
-    auto env = fake_driver(dir, machine_file);
+    auto env = slow_nvml_driver(dir, machine_file);
     e2e::write_file(env["PROVISION_TEST_DEV"] + "/nvidia1", "");
     const auto result = e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("torch-only")}, env);
     INFO("stderr: " << result.err);

@@ -25,7 +25,7 @@ std::string fixture(const TempDir& dir, const std::string& name, const std::stri
     return path;
 }
 
-std::vector<std::string> args(const TempDir& dir, const std::string& machine, const std::string& env_file) {
+std::vector<std::string> args(const std::string& machine, const std::string& env_file) {
     return {"--gpu-fixture", machine, "--site-packages", e2e::site_packages("all"), "--env-file", env_file};
 }
 
@@ -45,7 +45,7 @@ TEST_CASE("concurrent runs writing one env file leave one complete file") {
     std::vector<std::future<e2e::Result>> runs;
     for (int i = 0; i < 12; ++i)
         runs.push_back(std::async(std::launch::async, [&, i] {
-            return e2e::provision(args(dir, i % 2 ? h100 : a100, env_file));
+            return e2e::provision(args(i % 2 ? h100 : a100, env_file));
         }));
     for (auto& run : runs) CHECK(run.get().exit_code == 0);
     const auto env = e2e::source_env_file(env_file, {"PROVISION_ATTENTION", "PYTORCH_CUDA_ALLOC_CONF"});
@@ -67,7 +67,7 @@ TEST_CASE("a full disk leaves the old env file intact and exits non-zero") {
     // (EFBIG instead of ENOSPC); SIGXFSZ is ignored so the write returns.
     std::string command = "trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"";
     std::vector<std::string> sh_args{"-c", command, PROVISION_BINARY};
-    const auto provision_args = args(dir, machine, env_file);
+    const auto provision_args = args(machine, env_file);
     sh_args.insert(sh_args.end(), provision_args.begin(), provision_args.end());
     const auto result = e2e::run("/bin/sh", sh_args);
     CHECK(result.exit_code == 6);
@@ -81,7 +81,7 @@ TEST_CASE("a full disk leaves the old env file intact and exits non-zero") {
 TEST_CASE("a read-only folder is a clear error") {
     TempDir dir;
     // sysfs is read-only for everyone, root included.
-    const auto result = e2e::provision(args(dir, fixture(dir, "h100", "9.0"), "/sys/provision-test.env"));
+    const auto result = e2e::provision(args(fixture(dir, "h100", "9.0"), "/sys/provision-test.env"));
     CHECK(result.exit_code == 6);
     CHECK_THAT(result.err, Catch::Contains("cannot write the env file /sys/provision-test.env"));
     reliability::record("env file", "env file in a read-only folder (/sys, read-only for root too)",
@@ -96,7 +96,7 @@ TEST_CASE("the env file folder keeps its mode; the file gets 0644 whatever the u
     const auto machine = fixture(dir, "h100", "9.0");
     const auto result = e2e::run("/bin/sh", [&] {
         std::vector<std::string> a{"-c", "umask 077; exec \"$0\" \"$@\"", PROVISION_BINARY};
-        const auto rest = args(dir, machine, folder + "/.env_settings");
+        const auto rest = args(machine, folder + "/.env_settings");
         a.insert(a.end(), rest.begin(), rest.end());
         return a;
     }());
@@ -114,7 +114,7 @@ TEST_CASE("a read-only folder leaves the old file as it was") {
     const auto machine = fixture(dir, "h100", "9.0");
     // /proc takes no new file, root or not; /proc/version stands for the old file.
     const std::string before = e2e::read_file("/proc/version");
-    const auto in_proc = e2e::provision(args(dir, machine, "/proc/version"));
+    const auto in_proc = e2e::provision(args(machine, "/proc/version"));
     CHECK(in_proc.exit_code == 6);
     CHECK_THAT(in_proc.err, Catch::Contains("cannot write the env file /proc/version"));
     CHECK(e2e::read_file("/proc/version") == before);
@@ -124,7 +124,7 @@ TEST_CASE("a read-only folder leaves the old file as it was") {
         std::filesystem::create_directory(folder);
         e2e::write_file(folder + "/.env_settings", "export OLD='kept'\n");
         std::filesystem::permissions(folder, std::filesystem::perms(0555));
-        const auto result = e2e::provision(args(dir, machine, folder + "/.env_settings"));
+        const auto result = e2e::provision(args(machine, folder + "/.env_settings"));
         std::filesystem::permissions(folder, std::filesystem::perms(0755));
         CHECK(result.exit_code == 6);
         CHECK(e2e::read_file(folder + "/.env_settings") == "export OLD='kept'\n");
@@ -140,7 +140,7 @@ TEST_CASE("a dangling symlink at the env file path is neither followed nor repla
     const std::string env_file = dir.file(".env_settings");
     const std::string elsewhere = dir.file("created-through-the-link");
     std::filesystem::create_symlink(elsewhere, env_file);
-    const auto result = e2e::provision(args(dir, machine, env_file));
+    const auto result = e2e::provision(args(machine, env_file));
     CHECK(result.exit_code == 6);
     CHECK_THAT(result.err, Catch::Contains("it is a symbolic link to " + elsewhere));
     CHECK_FALSE(std::filesystem::exists(elsewhere));

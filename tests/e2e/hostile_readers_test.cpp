@@ -103,12 +103,6 @@ nlohmann::json json_of(const e2e::Result& result) {
     return parsed;
 }
 
-std::string reasons_of(const nlohmann::json& report, const std::string& mechanism) {
-    for (const auto& entry : report["candidates"])
-        if (entry["mechanism"] == mechanism) return entry["reasons"].dump();
-    return "";
-}
-
 bool has_finding(const nlohmann::json& report, const std::string& signal) {
     for (const auto& finding : report["findings"])
         if (finding["signal"] == signal) return true;

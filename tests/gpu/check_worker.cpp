@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "validate/validation.h"
+#include "worker/worker_main.h"
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "workload_env/env_settings.h"
+#include "workload_env/user_values.h"
 
 using namespace provision;
 
@@ -47,7 +48,7 @@ EnvSettings build(const std::map<std::string, std::string>& environment, const s
     FormatsDecision formats;
     formats.features = {{"tf32", tf32}};
     formats.dtype.recommended = formats.dtype.value = "bfloat16";
-    return build_env_settings(one_gpu(), tf32_recipes(), workload(), decision, formats, environment);
+    return build_env_settings(one_gpu(), tf32_recipes(), workload(), decision, formats, UserValues(environment));
 }
 
 // The settings with the formats stage's dtype choice `dtype`.
@@ -56,7 +57,7 @@ EnvSettings build_with_dtype(const DtypeChoice& dtype) {
     decision.mechanism = "flash2";
     FormatsDecision formats;
     formats.dtype = dtype;
-    return build_env_settings(one_gpu(), tf32_recipes(), workload(), decision, formats, {});
+    return build_env_settings(one_gpu(), tf32_recipes(), workload(), decision, formats, UserValues({}));
 }
 
 }  // namespace

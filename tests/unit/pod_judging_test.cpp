@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "workload_env/user_values.h"
 #include "pod/container_limits.h"
 #include "pod/gpu_links_judgement.h"
 #include "pod/link_figures.h"
@@ -120,9 +121,9 @@ TEST_CASE("links: every pair that passed at speed is ok, and nothing is written 
     REQUIRE(judgement.links[0].expected);
     CHECK(judgement.links[0].expected->gb_per_s == Approx(370.8));
     CHECK(judgement.links[0].expected->basis == "NVLink 4, 18 links");
-    const auto plan = plan_peer_access_settings(judgement.links, {&builtin().pod.p2p_settings}, {});
+    const auto plan = plan_peer_access_settings(judgement.links, {&builtin().pod.p2p_settings}, UserValues({}));
     CHECK(plan.state == PeerAccessState::works);
-    CHECK(plan.write.empty());
+    CHECK(written(plan.settings).empty());
     CHECK(plan.why.empty());
 }
 
@@ -146,9 +147,9 @@ TEST_CASE("links: a hung, failed or corrupting copy is p2p_broken, naming the pa
     CHECK(contains(broken[0]->words, "1 and 3 (NV18): timeout"));
     CHECK(contains(broken[0]->words, "2 and 3 (NV18): error (peer access could not be enabled (error 217))"));
     // NVLink pairs broken: peer copies off altogether.
-    const auto plan = plan_peer_access_settings(judgement.links, {&builtin().pod.p2p_settings}, {});
+    const auto plan = plan_peer_access_settings(judgement.links, {&builtin().pod.p2p_settings}, UserValues({}));
     CHECK(plan.state == PeerAccessState::broken);
-    CHECK(plan.write == std::vector<std::pair<std::string, std::string>>{{"NCCL_P2P_DISABLE", "1"}});
+    CHECK(written(plan.settings) == std::vector<std::pair<std::string, std::string>>{{"NCCL_P2P_DISABLE", "1"}});
     CHECK(contains(plan.why, "written: NCCL_P2P_DISABLE=1"));
 }
 
@@ -166,7 +167,7 @@ TEST_CASE("links: a passed copy under the share of its path's figure is p2p_slow
     judgement = judge_links(inventory, measured({{0, 1, PeerCopyStatus::passed, 186.0, 186.0, ""}}), builtin());
     CHECK(judgement.links[0].state == LinkState::ok);
     // A slow link is not broken: NCCL is told nothing.
-    CHECK(plan_peer_access_settings(judgement.links, {&builtin().pod.p2p_settings}, {}).state ==
+    CHECK(plan_peer_access_settings(judgement.links, {&builtin().pod.p2p_settings}, UserValues({})).state ==
           PeerAccessState::works);
 }
 
@@ -229,7 +230,7 @@ TEST_CASE("links: where no copy ran, the recipes' known-broken table decides, an
     REQUIRE(broken.size() == 1);
     CHECK(contains(broken[0]->words, "NVIDIA GeForce RTX 4090 on driver 535.129.03 is known to hang or corrupt"));
     CHECK(contains(broken[0]->words, "not measured (disabled (--no-validate))"));
-    CHECK(plan_peer_access_settings(judgement.links, {&builtin().pod.p2p_settings}, {}).write ==
+    CHECK(written(plan_peer_access_settings(judgement.links, {&builtin().pod.p2p_settings}, UserValues({})).settings) ==
           std::vector<std::pair<std::string, std::string>>{{"NCCL_P2P_DISABLE", "1"}});
 
     // The fixed driver: the rule does not apply.
@@ -286,31 +287,31 @@ TEST_CASE("NCCL: broken PCIe pairs while NVLink pairs pass keep NVLink (NCCL_P2P
     CHECK(peer_access_state(judgement.links) == PeerAccessState::pcie_broken);
     const RecipeSet& recipes = builtin();
     const WorkloadSpec& vllm = recipes.workloads.at("vllm");
-    auto plan = plan_peer_access_settings(judgement.links, {&recipes.pod.p2p_settings, &vllm.p2p_settings}, {});
-    CHECK(plan.write == std::vector<std::pair<std::string, std::string>>{{"NCCL_P2P_LEVEL", "NVL"},
+    auto plan = plan_peer_access_settings(judgement.links, {&recipes.pod.p2p_settings, &vllm.p2p_settings}, UserValues({}));
+    CHECK(written(plan.settings) == std::vector<std::pair<std::string, std::string>>{{"NCCL_P2P_LEVEL", "NVL"},
                                                                          {"VLLM_SKIP_P2P_CHECK", "0"}});
     CHECK(contains(plan.why, "broken between GPUs joined by PCIe (0 and 2, 0 and 3, 1 and 2, 1 and 3) while NVLink "
                              "pairs pass"));
 
     // The user's own NCCL setting stays, and the plan says so; the vLLM table is decided on its own.
     plan = plan_peer_access_settings(judgement.links, {&recipes.pod.p2p_settings, &vllm.p2p_settings},
-                                     {{"NCCL_P2P_LEVEL", "SYS"}});
-    CHECK(plan.write == std::vector<std::pair<std::string, std::string>>{{"VLLM_SKIP_P2P_CHECK", "0"}});
-    REQUIRE(plan.kept.size() == 1);
-    CHECK(plan.kept[0].name == "NCCL_P2P_LEVEL");
-    CHECK(plan.kept[0].value == "SYS");
-    CHECK(plan.kept[0].recipe_value == "NVL");
+                                     UserValues(std::map<std::string, std::string>{{"NCCL_P2P_LEVEL", "SYS"}}));
+    CHECK(written(plan.settings) == std::vector<std::pair<std::string, std::string>>{{"VLLM_SKIP_P2P_CHECK", "0"}});
+    REQUIRE(kept(plan.settings).size() == 1);
+    CHECK(kept(plan.settings)[0].name == "NCCL_P2P_LEVEL");
+    CHECK(kept(plan.settings)[0].value == "SYS");
+    CHECK(kept(plan.settings)[0].recipe_value == "NVL");
     CHECK(contains(plan.why, "not written, the user's own settings stay: NCCL_P2P_LEVEL=NVL (the environment sets "
                              "NCCL_P2P_LEVEL=SYS)"));
     EnvSettings env;
-    apply_peer_access_plan(plan, env);
+    UserValues::apply(plan.settings, env);
     CHECK(env.get("NCCL_P2P_LEVEL") == "SYS");
     CHECK(env.is_kept("NCCL_P2P_LEVEL"));
 
     // A user who turned P2P off already: nothing is written in its place.
-    plan = plan_peer_access_settings(judgement.links, {&recipes.pod.p2p_settings}, {{"NCCL_P2P_DISABLE", "1"}});
-    CHECK(plan.write.empty());
-    CHECK(plan.kept.empty());
+    plan = plan_peer_access_settings(judgement.links, {&recipes.pod.p2p_settings}, UserValues(std::map<std::string, std::string>{{"NCCL_P2P_DISABLE", "1"}}));
+    CHECK(written(plan.settings).empty());
+    CHECK(kept(plan.settings).empty());
     CHECK(contains(plan.why, "NCCL_P2P_LEVEL=NVL (the environment sets NCCL_P2P_DISABLE=1)"));
 }
 
@@ -448,10 +449,10 @@ TEST_CASE("judge_pod puts it together: findings in order, settings planned, host
     ContainerLimits limits;
     limits.shm_bytes = 64ull << 20;
     const RecipeSet& recipes = builtin();
-    const PodReport pod = judge_pod(inventory, recipes, recipes.workloads.at("generic"), checks, limits, {}, {}, {});
+    const PodReport pod = judge_pod(inventory, recipes, recipes.workloads.at("generic"), checks, limits, {}, {}, UserValues({}));
     std::vector<std::string> signals;
     for (const auto& finding : pod.findings) signals.push_back(finding.signal);
     CHECK(signals == std::vector<std::string>{"p2p_broken", "mixed_gpus", "shm_too_small"});
     CHECK(pod.host_copies.size() == 1);
-    CHECK(pod.peer_access.write == std::vector<std::pair<std::string, std::string>>{{"NCCL_P2P_DISABLE", "1"}});
+    CHECK(written(pod.peer_access.settings) == std::vector<std::pair<std::string, std::string>>{{"NCCL_P2P_DISABLE", "1"}});
 }

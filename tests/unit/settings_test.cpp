@@ -10,6 +10,7 @@
 
 #include "app/settings.h"
 #include "core/error.h"
+#include "kernels/fault_injection.h"
 #include "test_support.h"
 
 using namespace provision;
@@ -23,10 +24,11 @@ std::string contents(const std::filesystem::path& path) {
     return text.str();
 }
 
+// The variables of the table a user sets (not a test build's hooks).
 std::set<std::string> table_names() {
     std::set<std::string> names;
     for (const auto& setting : settings())
-        if (!setting.variable.empty()) names.emplace(setting.variable);
+        if (!setting.variable.empty() && !setting.test_hook) names.emplace(setting.variable);
     return names;
 }
 
@@ -110,6 +112,7 @@ TEST_CASE("the README's option tables are the table of settings, row for row") {
     std::set<std::pair<std::string, std::string>> table;
     for (const auto& setting : settings()) {
         if (setting.flag.empty() && !setting.variable.starts_with("PROVISION_")) continue;  // the workload's own
+        if (setting.test_hook) continue;                                                     // a test build's
         table.emplace(setting.flag, setting.variable);
     }
     // --help and --version are CLI11's own, not settings.
@@ -127,7 +130,7 @@ TEST_CASE("the README's option tables are the table of settings, row for row") {
 TEST_CASE("--help names every variable once, and every flag's line its variable") {
     const std::string help = environment_help();
     for (const auto& setting : settings()) {
-        if (setting.variable.empty()) continue;
+        if (setting.variable.empty() || setting.test_hook) continue;
         INFO(setting.variable);
         const std::string line = "  " + std::string(setting.variable) + " ";
         CHECK(help.find(line) != std::string::npos);
@@ -208,16 +211,48 @@ TEST_CASE("a bad value is refused when the settings are read, naming where it ca
     CHECK(decoded({}, {{"PROVISION_VALIDATE", ""}}).validate == ValidateMode::quick);
 }
 
-TEST_CASE("no file below src/app/ reads the process environment itself") {
+TEST_CASE("no file below src/app/, nor of kernels/, reads the process environment itself") {
     const std::regex reads(R"(\bgetenv\s*\(|\bextern\s+char\s*\*\*\s*environ\b)");
     // Copying provision's environment into a child's is not reading a setting.
     const std::set<std::string> allowed = {"child_process_posix.cpp"};
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(test_support::source_path("src"))) {
-        const auto path = entry.path();
-        if (path.extension() != ".cpp" && path.extension() != ".h") continue;
-        if (path.parent_path().filename() == "app" || path.parent_path().filename() == "src") continue;
-        if (allowed.count(path.filename().string()) > 0) continue;
-        INFO(path.string());
-        CHECK_FALSE(std::regex_search(contents(path), reads));
+    int read = 0;
+    for (const char* root : {"src", "kernels"})
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(test_support::source_path(root))) {
+            const auto path = entry.path();
+            const auto extension = path.extension();
+            if (extension != ".cpp" && extension != ".h" && extension != ".cu" && extension != ".cuh") continue;
+            if (path.parent_path().filename() == "app" || path.parent_path().filename() == "src") continue;
+            if (allowed.count(path.filename().string()) > 0) continue;
+            ++read;
+            INFO(path.string());
+            CHECK_FALSE(std::regex_search(contents(path), reads));
+        }
+    CHECK(read > 100);  // both trees were read
+}
+
+TEST_CASE("the test hooks are rows of the table in test builds, and absent from release builds") {
+    std::set<std::string> hooks;
+    for (const auto& setting : settings())
+        if (setting.test_hook) {
+            CHECK(setting.variable.starts_with("PROVISION_TEST_"));
+            CHECK(setting.flag.empty());
+            hooks.insert(std::string(setting.variable));
+        }
+    if (!kFaultInjection) {
+        CHECK(hooks.empty());
+        return;
     }
+    // Every PROVISION_TEST_ name the sources hold is one of them.
+    const std::regex name(R"(PROVISION_TEST_[A-Z_]+)");
+    for (const char* root : {"src", "kernels"})
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(test_support::source_path(root))) {
+            if (!entry.is_regular_file()) continue;
+            const std::string text = contents(entry.path());
+            for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator(); ++it) {
+                INFO(entry.path().string() << ": " << it->str());
+                CHECK(hooks.count(it->str()) == 1);
+            }
+        }
+    const std::string help = environment_help();
+    for (const auto& hook : hooks) CHECK(help.find(hook) == std::string::npos);  // not a user's setting
 }

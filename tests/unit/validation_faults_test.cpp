@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/reliability_record.h"
-#include "validate/fault_injection.h"
+#include "kernels/fault_injection.h"
 #include "validate/validation.h"
 
 using namespace provision;

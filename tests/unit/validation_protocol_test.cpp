@@ -4,8 +4,9 @@
 #include <sstream>
 
 #include "validate/worker_outcome.h"
-#include "validate/worker_protocol.h"
-#include "validation_kernels.h"
+#include "worker/worker_main.h"
+#include "worker_protocol/worker_protocol.h"
+#include "kernels/validation_kernels.h"
 
 using namespace provision;
 
@@ -54,7 +55,7 @@ TEST_CASE("fault specs pick the fault of the first matching entry", "[validation
 
 TEST_CASE("the worker command line names the GPU, mode and fault; the checks go to its input",
           "[validation][protocol]") {
-    ValidationOptions options;
+    WorkerCommand options;
     options.mode = ValidateMode::full;
     options.fault = "*=hang";
     CHECK(worker_arguments({{2, 2}}, options) ==
@@ -208,7 +209,8 @@ TEST_CASE("outcomes: results kept, missing ones explained by how the worker ende
     ChildOutcome child;
     child.out = format_result_line({0, "attention.fp16", CheckStatus::passed, 1e-3, 4e-3, 1, 0, ""}) + "\n";
 
-    SECTION("killed at the limit") {
+    SECTION("killed at the limit, its GPU open") {
+        child.out = R"(ready = { at_ns = 5, open_ms = 3.0 })" "\n" + child.out;
         child.timed_out = true;
         child.signal = 9;
         const auto outcomes = outcomes_from_worker(job, child, parse_worker_output(child.out), WorkerLimits{20, 5});

@@ -1,8 +1,9 @@
 // GPU memory shared between processes the way NCCL >= 2.19 shares its peer
 // buffers ("P2P/CUMEM" in its log), and host memory allocated the way NCCL
 // >= 2.24 allocates its host buffers, against a table of CUDA driver entry
-// points, so that the same code runs on the real driver (the kernels look
-// the entry points up through the runtime) and on the test's fake libcuda.
+// points, so that the same code runs on the real driver (the link checks
+// look the entry points up through the runtime) and on the test's fake
+// libcuda.
 //
 // Sharing, as NCCL's P2P transport does it (src/transport/p2p.cc, its proxy's
 // UNIX socket in src/misc/ipcsocket.cc): the owner creates the memory with
@@ -28,7 +29,7 @@
 #include <optional>
 #include <string>
 
-namespace provision::kernels::cumem {
+namespace provision::cumem {
 
 using Result = int;                // CUresult
 using Handle = std::uint64_t;      // CUmemGenericAllocationHandle
@@ -180,4 +181,4 @@ HostNumaResult allocate_host_numa(const Driver& driver, int device, bool (*touch
 // "cuMemCreate: CUDA error 2 (CUDA_ERROR_OUT_OF_MEMORY)".
 std::string describe(const Driver& driver, const char* call, Result code);
 
-}  // namespace provision::kernels::cumem
+}  // namespace provision::cumem

@@ -1,58 +1,30 @@
-#include "link_checks.h"
+#include "worker/cuda/link_checks.h"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <type_traits>
 #include <string>
-#include <cstdint>
-#include <cstring>
+#include <type_traits>
 #include <vector>
 
-#include "cuda_support.h"
-#include "cumem_sharing.h"
-#include "kernel_launchers.h"
+#include "kernels/buffer_kernels.h"
+#include "kernels/cuda_support.h"
+#include "kernels/fault_injection.h"
+#include "kernels/kernel_launchers.h"
+#include "worker/cumem_sharing.h"
 
-namespace provision::kernels {
+namespace provision::links {
 namespace {
 
-using detail::check_cuda;
-using detail::CudaFailure;
-
-// The word a source writes at an offset: a hash of both, never zero, so a
-// buffer of zeros, one of another source, or a copy shifted by any number
-// of words all fail.
-__host__ __device__ std::uint64_t pattern_word(int source_id, std::uint64_t index) {
-    std::uint64_t x = index * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(source_id + 1) * 0xD1B54A32D192ED03ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return (x ^ (x >> 31)) | 1;
-}
-
-__global__ void fill_pattern(std::uint64_t* words, std::uint64_t count, int source_id) {
-    for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < count;
-         i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-        words[i] = pattern_word(source_id, i);
-}
-
-// Counts the words that differ from the pattern and keeps the first one.
-__global__ void verify_pattern(const std::uint64_t* words, std::uint64_t count, int source_id,
-                               unsigned long long* wrong, unsigned long long* first_wrong) {
-    for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < count;
-         i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
-        if (words[i] != pattern_word(source_id, i)) {
-            atomicAdd(wrong, 1ull);
-            atomicMin(first_wrong, static_cast<unsigned long long>(i));
-        }
-    }
-}
-
-constexpr int kThreads = 256;
-constexpr int kBlocks = 1024;
+using kernels::detail::check_cuda;
+using kernels::detail::CudaFailure;
+namespace detail = kernels::detail;
 
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
@@ -319,12 +291,13 @@ public:
             detail::Stream& stream = *scratch_->stream;
             detail::DeviceBuffer& local = *scratch_->local;
             detail::DeviceBuffer& counters = *scratch_->counters;
-            if (fault_ == "hang") check_cuda(detail::launch_spin_forever(stream.get()), "the planted hang");
+            if constexpr (kFaultInjection)
+                if (fault_ == "hang") check_cuda(detail::launch_spin_forever(stream.get()), "the planted hang");
             const double ms = median_ms(stream, repeats, [&] {
                 check_cuda(cudaMemcpyAsync(local.get(), peer_, bytes, cudaMemcpyDeviceToDevice, stream.get()),
                            "cudaMemcpyAsync (peer to device)");
             });
-            if (fault_ == "wrong-bytes") {
+            if (kFaultInjection && fault_ == "wrong-bytes") {
                 const std::uint64_t planted = 0;  // a zeroed word in the middle of the copy
                 check_cuda(cudaMemcpyAsync(static_cast<char*>(local.get()) + bytes / 2, &planted, sizeof planted,
                                            cudaMemcpyHostToDevice, stream.get()),
@@ -333,10 +306,9 @@ public:
             const unsigned long long initial[2] = {0, ~0ull};
             check_cuda(cudaMemcpyAsync(counters.get(), initial, sizeof initial, cudaMemcpyHostToDevice, stream.get()),
                        "cudaMemcpyAsync");
-            auto* words = counters.as<unsigned long long>();
-            verify_pattern<<<kBlocks, kThreads, 0, stream.get()>>>(local.as<std::uint64_t>(), bytes / 8,
-                                                                   source_.source_id, words, words + 1);
-            check_cuda(cudaGetLastError(), "the verifying kernel");
+            check_cuda(kernels::launch_verify_pattern(local.as<std::uint64_t>(), bytes / 8, source_.source_id,
+                                                      counters.as<unsigned long long>(), stream.get()),
+                       "the verifying kernel");
             const auto found = counters.download<unsigned long long>(stream.get());
             pull.gb_per_s = gb_per_s(bytes, ms);
             if (found[0] == 0) {
@@ -504,9 +476,9 @@ PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes,
                 exported.detail = failure.detail;
                 return exported;
             }
-            fill_pattern<<<kBlocks, kThreads>>>(reinterpret_cast<std::uint64_t*>(shared->address()), bytes / 8,
-                                                source_id);
-            check_cuda(cudaGetLastError(), "the pattern kernel");
+            check_cuda(kernels::launch_fill_pattern(reinterpret_cast<std::uint64_t*>(shared->address()), bytes / 8,
+                                                    source_id, nullptr),
+                       "the pattern kernel");
             check_cuda(cudaDeviceSynchronize(), "the pattern kernel");
             exported.handle = shared->socket_name();
             keep_exported({cuda_device, exported.handle, nullptr, std::move(shared)});
@@ -514,8 +486,8 @@ PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes,
             return exported;
         }
         check_cuda(cudaMalloc(&buffer, bytes), "cudaMalloc");
-        fill_pattern<<<kBlocks, kThreads>>>(static_cast<std::uint64_t*>(buffer), bytes / 8, source_id);
-        check_cuda(cudaGetLastError(), "the pattern kernel");
+        check_cuda(kernels::launch_fill_pattern(static_cast<std::uint64_t*>(buffer), bytes / 8, source_id, nullptr),
+                   "the pattern kernel");
         check_cuda(cudaDeviceSynchronize(), "the pattern kernel");
         cudaIpcMemHandle_t handle;
         check_cuda(cudaIpcGetMemHandle(&handle, buffer), "cudaIpcGetMemHandle");
@@ -569,4 +541,4 @@ HostMemoryCheck check_host_numa_memory(int cuda_device) {
     return check;
 }
 
-}  // namespace provision::kernels
+}  // namespace provision::links

@@ -1,4 +1,4 @@
-#include "cumem_sharing.h"
+#include "worker/cumem_sharing.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -14,7 +14,7 @@
 #include <optional>
 #include <thread>
 
-namespace provision::kernels::cumem {
+namespace provision::cumem {
 namespace {
 
 constexpr Result kSuccess = 0;
@@ -379,4 +379,4 @@ HostNumaResult allocate_host_numa(const Driver& driver, int device,
     return result;
 }
 
-}  // namespace provision::kernels::cumem
+}  // namespace provision::cumem

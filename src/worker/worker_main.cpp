@@ -1,9 +1,12 @@
 // The child's side of validation, the GPU worker process (`provision
 // __check-worker`): opens its GPUs, a thread each, and runs the checks its
-// parent sends.  A GPU is opened (its CUDA context created, the slowest step) at once,
-// while the checks' host halves — random inputs and fp64 references — are
-// prepared on other threads as soon as the names arrive; the link commands
-// are prepared beside the kernels and finished after them (worker_links.h).
+// parent sends.  A GPU is opened (its CUDA context created, the slowest
+// step) at once, while the checks' host halves — random inputs and fp64
+// references — are prepared on other threads as soon as the names arrive;
+// the link commands are prepared beside the kernels and finished after them
+// (worker_links.h).  What is done to a GPU is its backend's (gpu_backend.h).
+#include "worker/worker_main.h"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -22,13 +25,11 @@
 
 #include "core/gpu_worker_name.h"
 #include "core/process_clock.h"
-#include "link_checks.h"
-#include "validate/fault_injection.h"
-#include "validate/simulated_device.h"
-#include "validate/worker_links.h"
-#include "validate/worker_outcome.h"
-#include "validate/worker_protocol.h"
-#include "validation_kernels.h"
+#include "kernels/fault_injection.h"
+#include "kernels/validation_kernels.h"
+#include "worker/gpu_backend.h"
+#include "worker/worker_links.h"
+#include "worker_protocol/worker_protocol.h"
 
 namespace provision {
 namespace {
@@ -116,7 +117,8 @@ std::optional<std::vector<WorkerSettings>> read_settings(const std::vector<std::
 using PreparedChecks = std::vector<std::future<std::unique_ptr<kernels::PreparedCheck>>>;
 
 // Each check's host half, started on a thread of its own.
-PreparedChecks prepare_host_halves(const std::vector<std::string>& names, const WorkerSettings& settings) {
+PreparedChecks prepare_host_halves(const std::vector<std::string>& names, const WorkerSettings& settings,
+                                   GpuBackend& backend) {
     kernels::CheckOptions base;
     base.seed = settings.seed;
     base.full = parse_validate_mode(settings.mode) == ValidateMode::full;
@@ -124,11 +126,12 @@ PreparedChecks prepare_host_halves(const std::vector<std::string>& names, const 
     for (const std::string& name : names) {
         kernels::CheckOptions options = base;
         options.fault = fault_for_check(settings.fault, name);
-        if (settings.simulate || options.fault == "crash" || options.fault == "killed") {
-            prepared.push_back({});  // nothing to prepare
+        if (options.fault == "crash" || options.fault == "killed") {
+            prepared.push_back({});  // the worker dies before it would run
             continue;
         }
-        prepared.push_back(std::async(std::launch::async, [name, options] { return kernels::prepare_check(name, options); }));
+        prepared.push_back(std::async(std::launch::async,
+                                      [&backend, name, options] { return backend.prepare_check(name, options); }));
     }
     return prepared;
 }
@@ -168,18 +171,14 @@ using PrintLine = std::function<void(const std::string&)>;
 // One check's device half, its outcome timed; `waited_ms` grows by how long
 // it waited for its host half once the GPU was open.
 CheckOutcome run_one_check(const std::string& name, std::future<std::unique_ptr<kernels::PreparedCheck>>& prepared,
-                           const WorkerSettings& settings, const kernels::OpenedDevice& device,
-                           const SimulatedDevice& simulated, double& waited_ms) {
-    const std::string fault = fault_for_check(settings.fault, name);
-    die_for_fault(fault);
+                           const WorkerSettings& settings, const kernels::OpenedDevice& device, double& waited_ms) {
+    if constexpr (kFaultInjection) die_for_fault(fault_for_check(settings.fault, name));
     const Clock::time_point begin = Clock::now();
     kernels::CheckResult result;
     if (!device.ok) {
         result.name = name;
         result.status = kernels::CheckStatus::error;
         result.detail = fmt::format("the GPU could not be opened: {}", device.detail);
-    } else if (settings.simulate) {
-        result = simulated.run(name, fault);
     } else {
         auto check = prepared.get();
         waited_ms += std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
@@ -197,17 +196,17 @@ CheckOutcome run_one_check(const std::string& name, std::future<std::unique_ptr<
 // judgements that leave the GPU mostly idle one after another.  The full
 // mode's throughput measurements run one after another, alone on the GPU.
 double run_checks(const std::vector<std::string>& names, PreparedChecks& prepared, const WorkerSettings& settings,
-                  const kernels::OpenedDevice& device, const SimulatedDevice& simulated, const PrintLine& printer) {
+                  const kernels::OpenedDevice& device, const PrintLine& printer) {
     std::vector<double> waited(names.size(), 0);
     const bool together = parse_validate_mode(settings.mode) == ValidateMode::quick && device.ok && !settings.simulate;
     if (!together) {
         for (std::size_t i = 0; i < names.size(); ++i)
-            printer(format_result_line(run_one_check(names[i], prepared[i], settings, device, simulated, waited[i])));
+            printer(format_result_line(run_one_check(names[i], prepared[i], settings, device, waited[i])));
     } else {
         std::vector<std::thread> threads;
         for (std::size_t i = 0; i < names.size(); ++i)
             threads.emplace_back([&, i] {
-                printer(format_result_line(run_one_check(names[i], prepared[i], settings, device, simulated, waited[i])));
+                printer(format_result_line(run_one_check(names[i], prepared[i], settings, device, waited[i])));
             });
         for (auto& thread : threads) thread.join();
     }
@@ -223,13 +222,14 @@ void serve_gpu(const WorkerSettings& settings, Clock::time_point start, const Li
     // The input, read on a thread of its own: the names (each check's host
     // half starts as soon as they arrive, while the GPU is being opened),
     // then the link commands, handed to the links' thread as they come.
+    const auto backend = make_gpu_backend(settings.gpu, settings.simulate, settings.cuda_library);
     std::promise<std::pair<std::vector<std::string>, PreparedChecks>> named;
     auto named_future = named.get_future();
     std::promise<WorkerLinks*> links_promise;
     auto links_future = links_promise.get_future().share();
     std::thread reader([&] {
         auto names = read_check_names(next_line);
-        auto prepared = prepare_host_halves(names, settings);
+        auto prepared = prepare_host_halves(names, settings, *backend);
         const bool any = !names.empty();
         named.set_value({std::move(names), std::move(prepared)});
         if (!any) return;
@@ -238,9 +238,7 @@ void serve_gpu(const WorkerSettings& settings, Clock::time_point start, const Li
         links->end_of_input();
     });
 
-    SimulatedDevice simulated(settings.cuda_library);
-    const kernels::OpenedDevice device =
-        settings.simulate ? simulated.open(settings.gpu) : kernels::open_device(settings.gpu);
+    const kernels::OpenedDevice device = backend->open();
     WorkerReady ready;
     ready.loaded = process_start();
     ready.at = Clock::now();
@@ -251,9 +249,8 @@ void serve_gpu(const WorkerSettings& settings, Clock::time_point start, const Li
     ready.full = device.full;
     printer(format_ready_line(ready));
 
-    const WorkerLinkSettings link_settings{settings.gpu, settings.source, device.pci_bus_id, settings.fault,
-                                           device.ok ? std::string() : device.detail,
-                                           settings.simulate ? &simulated : nullptr};
+    const WorkerLinkSettings link_settings{settings.source, settings.fault, device.ok ? std::string() : device.detail,
+                                           backend.get()};
     WorkerLinks links(link_settings, printer);
     links_promise.set_value(&links);
     auto [names, prepared] = named_future.get();
@@ -262,16 +259,17 @@ void serve_gpu(const WorkerSettings& settings, Clock::time_point start, const Li
         links.end_of_input();
         return;  // not needed
     }
-    const double waited_ms = run_checks(names, prepared, settings, device, simulated, printer);
+    const double waited_ms = run_checks(names, prepared, settings, device, printer);
     links.checks_done();
     links.wait();  // until the parent's input ends
     reader.join();
     // `done` first: the parent moves on at it, and the buffers go with the
     // process anyway.
     printer(format_done_line(Clock::now(), waited_ms));
-    kernels::release_peer_buffers(settings.gpu);
+    backend->release();
     // Test-only: a teardown as slow as a driver's can be (the parent never waits for it).
-    if (fault_for_check(settings.fault, "teardown") == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if constexpr (kFaultInjection)
+        if (fault_for_check(settings.fault, "teardown") == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
 }
 
 // The lines one GPU of a worker of several is given, handed over by the

@@ -12,20 +12,18 @@
 //
 // Each measurement comes in two halves: the preparation (allocations,
 // opening the peer's memory), which runs while the worker's kernels still
-// run, and the measurement itself, once they are done.  Plain C++ types only.
+// run, and the measurement itself, once they are done.  Host code on the
+// CUDA runtime (built where a toolkit is found); the kernels it launches
+// are kernels/buffer_kernels.h's.  Plain C++ types in this header.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
 
-namespace provision::kernels {
+#include "gpu/copy_check.h"
 
-// How peer memory is shared between processes.
-enum class PeerPath {
-    legacy_ipc,  // cudaIpcGetMemHandle / cudaIpcOpenMemHandle: NCCL < 2.19, or NCCL_CUMEM_ENABLE=0 ("P2P/IPC")
-    cumem_fd,    // cuMem memory, a POSIX file descriptor over a UNIX socket: NCCL >= 2.19 ("P2P/CUMEM")
-};
+namespace provision::links {
 
 struct HostLinkMeasure {
     bool ok = false;
@@ -109,4 +107,4 @@ struct HostMemoryCheck {
 // Never throws.
 HostMemoryCheck check_host_numa_memory(int cuda_device);
 
-}  // namespace provision::kernels
+}  // namespace provision::links

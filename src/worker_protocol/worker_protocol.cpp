@@ -1,4 +1,4 @@
-#include "validate/worker_protocol.h"
+#include "worker_protocol/worker_protocol.h"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -125,7 +125,7 @@ std::optional<toml::table> parse_line(const std::string& line) {
 
 }  // namespace
 
-std::vector<std::string> worker_arguments(const std::vector<WorkerGpu>& gpus, const ValidationOptions& options) {
+std::vector<std::string> worker_arguments(const std::vector<WorkerGpu>& gpus, const WorkerCommand& options) {
     std::vector<std::string> args = {"__check-worker", "--mode", std::string(to_string(options.mode))};
     const bool renamed = std::any_of(gpus.begin(), gpus.end(), [](const WorkerGpu& gpu) { return gpu.workload_gpu != gpu.cuda_device; });
     for (const WorkerGpu& gpu : gpus) {

@@ -1,10 +1,10 @@
-// The link commands of one validation worker (worker_protocol.h), run on a
-// thread of their own beside the checks: each is prepared the moment it
-// arrives (buffers allocated, a peer's memory opened: the fixed costs, paid
-// while the kernels run) and finished once the checks are done (the copies,
-// timed on a GPU nothing else uses).  An export and the host-memory check
-// need no wait: they are answered at once, so that the parent can hand the
-// exported handles to the peers early.
+// The link commands of one validation worker's GPU (worker_protocol.h),
+// run on a thread of their own beside the checks: each is prepared the
+// moment it arrives (buffers allocated, a peer's memory opened: the fixed
+// costs, paid while the kernels run) and finished once the checks are done
+// (the copies, timed on a GPU nothing else uses).  An export, the
+// host-memory check and NCCL's id need no wait: they are answered at once,
+// so that the parent can hand the exported handles to the peers early.
 #pragma once
 
 #include <condition_variable>
@@ -15,17 +15,15 @@
 #include <string>
 #include <thread>
 
+#include "worker/gpu_backend.h"
+
 namespace provision {
 
-class SimulatedDevice;
-
 struct WorkerLinkSettings {
-    int cuda_device = 0;
     int source = 0;                    // the GPU's index as the workload sees it
-    std::string pci_bus_id;            // its PCIe link is read from sysfs after the host copies
     std::string fault;                 // test-only fault spec
     std::string device_error;          // why the GPU could not be opened; empty when it was
-    const SimulatedDevice* simulated = nullptr;  // test builds: act the links out through the fake driver
+    GpuBackend* backend = nullptr;     // the GPU's, opened
 };
 
 class WorkerLinks {
@@ -43,10 +41,13 @@ public:
     void wait();
 
 private:
-    struct Pending;
+    // A command between its halves: answered already, or to be finished.
+    struct Pending {
+        std::string answer;
+        std::unique_ptr<PreparedLink> link;
+    };
     void loop();
-    std::unique_ptr<Pending> prepare(const std::string& line);
-    std::string finish(Pending& pending);
+    std::optional<Pending> prepare(const std::string& line);
 
     WorkerLinkSettings settings_;
     std::function<void(const std::string&)> print_;

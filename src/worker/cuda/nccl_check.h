@@ -3,13 +3,15 @@
 // workload's own libnccl.so.2 loaded with dlopen (nothing links it).  Rank 0
 // makes the unique id; the parent hands it to every rank.  Each rank fills
 // its buffer with rank + 1, sums in place, and checks that every element
-// holds n (n + 1) / 2.  Plain C++ types only.
+// holds n (n + 1) / 2.  Host code on the CUDA runtime (built where a toolkit
+// is found); its kernels are kernels/buffer_kernels.h's.  Plain C++ types in
+// this header.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
-namespace provision::kernels {
+namespace provision::links {
 
 struct NcclUniqueId {
     bool ok = false;
@@ -30,4 +32,4 @@ struct NcclAllReduce {
 NcclAllReduce run_nccl_all_reduce(int cuda_device, const std::string& library, int ranks, int rank,
                                   const std::string& id, std::size_t bytes, int repeats);
 
-}  // namespace provision::kernels
+}  // namespace provision::links

@@ -49,10 +49,24 @@
 #include <string>
 #include <vector>
 
+#include "core/states.h"
 #include "gpu/copy_check.h"
-#include "validate/validation.h"
 
 namespace provision {
+
+// One check's result on one GPU: what the worker reported, or why it has
+// none.  The report carries these as they are (ValidationSummary).
+struct CheckOutcome {
+    int gpu = 0;
+    std::string name;
+    CheckStatus status = CheckStatus::error;
+    double max_rel_error = 0;
+    double tolerance = 0;
+    double ms = 0;
+    double tflops = 0;
+    std::string detail;
+    double wall_ms = 0;  // the device half in the worker, upload to judgement (not in the report)
+};
 
 // One GPU of a worker: it opens CUDA device `cuda_device` (in the worker's
 // own CUDA_VISIBLE_DEVICES), which the workload sees as `workload_gpu`.
@@ -61,9 +75,21 @@ struct WorkerGpu {
     int workload_gpu = 0;
 };
 
+// What every GPU of a worker runs with, besides its GPUs.
+struct WorkerCommand {
+    ValidateMode mode = ValidateMode::quick;
+    // Test builds only (kernels/fault_injection.h): the faults to plant; the
+    // GPU opened through `cuda_library` alone (the fake libcuda) and the
+    // checks acted out; a file every line in and out is logged to, timed.
+    std::string fault;
+    bool simulate = false;
+    std::string cuda_library = "libcuda.so.1";
+    std::string timeline;
+};
+
 // The worker's command line, without the program path: `--gpu` (and `--as`)
 // once per GPU.
-std::vector<std::string> worker_arguments(const std::vector<WorkerGpu>& gpus, const ValidationOptions& options);
+std::vector<std::string> worker_arguments(const std::vector<WorkerGpu>& gpus, const WorkerCommand& command);
 
 // A worker of several GPUs opens each from a thread of its own and tags
 // every line, in and out, with the GPU's index as the workload sees it:

@@ -1,4 +1,4 @@
-#include "nccl_check.h"
+#include "worker/cuda/nccl_check.h"
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -9,13 +9,15 @@
 #include <cstring>
 #include <vector>
 
-#include "cuda_support.h"
+#include "kernels/buffer_kernels.h"
+#include "kernels/cuda_support.h"
 
-namespace provision::kernels {
+namespace provision::links {
 namespace {
 
-using detail::check_cuda;
-using detail::CudaFailure;
+using kernels::detail::check_cuda;
+using kernels::detail::CudaFailure;
+namespace detail = kernels::detail;
 
 // NCCL's ABI (nccl.h): the id is 128 bytes; ncclFloat32 is 7, ncclSum 0.
 struct UniqueId {
@@ -75,18 +77,6 @@ bool bytes_of(const std::string& hex, void* data, std::size_t size) {
     return true;
 }
 
-__global__ void fill_value(float* data, std::size_t count, float value) {
-    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-        data[i] = value;
-}
-
-__global__ void count_wrong(const float* data, std::size_t count, float expected, unsigned long long* wrong) {
-    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-        if (data[i] != expected) atomicAdd(wrong, 1ull);
-}
-
 }  // namespace
 
 NcclUniqueId make_nccl_unique_id(const std::string& library) {
@@ -133,8 +123,8 @@ NcclAllReduce run_nccl_all_reduce(int cuda_device, const std::string& library, i
         detail::DeviceBuffer data(count * sizeof(float));
         detail::DeviceBuffer wrong(sizeof(unsigned long long));
         const auto reduce = [&] {
-            fill_value<<<1024, 256, 0, stream.get()>>>(data.as<float>(), count, static_cast<float>(rank + 1));
-            check_cuda(cudaGetLastError(), "the fill kernel");
+            check_cuda(kernels::launch_fill_value(data.as<float>(), count, static_cast<float>(rank + 1), stream.get()),
+                       "the fill kernel");
             if (const int code = nccl.all_reduce(data.get(), data.get(), count, kFloat32, kSum, comm, stream.get());
                 code != 0)
                 throw std::runtime_error(nccl.describe("ncclAllReduce", code));
@@ -144,7 +134,8 @@ NcclAllReduce run_nccl_all_reduce(int cuda_device, const std::string& library, i
         std::vector<double> times;
         detail::EventTimer timer;
         for (int i = 0; i < std::max(repeats, 1); ++i) {
-            fill_value<<<1024, 256, 0, stream.get()>>>(data.as<float>(), count, static_cast<float>(rank + 1));
+            check_cuda(kernels::launch_fill_value(data.as<float>(), count, static_cast<float>(rank + 1), stream.get()),
+                       "the fill kernel");
             timer.start(stream.get());
             if (const int code = nccl.all_reduce(data.get(), data.get(), count, kFloat32, kSum, comm, stream.get());
                 code != 0)
@@ -156,8 +147,9 @@ NcclAllReduce run_nccl_all_reduce(int cuda_device, const std::string& library, i
         result.ms = times[times.size() / 2];
         const float expected = static_cast<float>(ranks) * static_cast<float>(ranks + 1) / 2;
         check_cuda(cudaMemsetAsync(wrong.get(), 0, sizeof(unsigned long long), stream.get()), "cudaMemsetAsync");
-        count_wrong<<<1024, 256, 0, stream.get()>>>(data.as<float>(), count, expected, wrong.as<unsigned long long>());
-        check_cuda(cudaGetLastError(), "the checking kernel");
+        check_cuda(kernels::launch_count_wrong(data.as<float>(), count, expected, wrong.as<unsigned long long>(),
+                                               stream.get()),
+                   "the checking kernel");
         const auto found = wrong.download<unsigned long long>(stream.get());
         result.bus_gb_per_s = result.ms > 0 ? 2.0 * (ranks - 1) / ranks * static_cast<double>(bytes) / (result.ms * 1e-3) / 1e9 : 0;
         result.ok = found[0] == 0;
@@ -175,4 +167,4 @@ NcclAllReduce run_nccl_all_reduce(int cuda_device, const std::string& library, i
     return result;
 }
 
-}  // namespace provision::kernels
+}  // namespace provision::links
