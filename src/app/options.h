@@ -24,6 +24,7 @@ struct TestHooks {
     std::string worker_timeline;                  // PROVISION_TEST_WORKER_TIMELINE: the workers' lines, timed
     std::optional<std::string> device_folder;     // PROVISION_TEST_DEV: in place of /dev
     std::optional<std::string> sysfs;             // PROVISION_TEST_SYSFS: in place of /sys
+    std::optional<std::string> kernel_log;        // PROVISION_TEST_KMSG: in place of /dev/kmsg
     std::optional<std::string> system_libraries;  // PROVISION_TEST_SYSTEM_LIBRARIES: the loader's default folders
 };
 
@@ -34,6 +35,7 @@ struct Options {
     ValidateMode validate = ValidateMode::quick;
     double validate_timeout_s = 5.0;
     int worker_processes = 2;      // the GPUs' validation workers are split into this many processes
+    BusyGpuPolicy busy_gpu = BusyGpuPolicy::fail;  // what a single run does with a GPU others hold
     std::string workload = "generic";
     std::vector<std::string> recipes;        // user recipes (paths or URLs), merged over the built-in ones
     FetchOptions fetch;                      // how recipe URLs are fetched and cached

@@ -23,6 +23,7 @@
 #include "workload_env/env_file.h"
 #include "workload_env/user_values.h"
 #include "formats/formats.h"
+#include "gpu/xid_events.h"
 #include "gpu/detect.h"
 #include "gpu/nvml_probe.h"
 #include "handoff/handoff.h"
@@ -61,6 +62,7 @@ Inventory detect(const Options& options) {
     if (!options.gpu_fixture.empty()) return load_gpu_fixture(options.gpu_fixture, options.detect.cuda_visible_devices);
     DetectOptions detect_options = options.detect;
     detect_options.sysfs = sysfs_root(options);
+    if (options.test.kernel_log) detect_options.kernel_log = *options.test.kernel_log;
     return detect_gpus(detect_options);
 }
 
@@ -220,6 +222,8 @@ RunFacts settle(const Options& options, const RecipeSet& recipes, const Workload
     facts.check_mode = options.check;
     facts.worst_finding = worst_level(report.findings);
     facts.dtype_override = report.formats.dtype.user;
+    facts.gpu_busy = !report.validation.busy.empty() && !options.repeat_interval;
+    facts.busy_policy = options.busy_gpu;
     report.notes.insert(report.notes.end(), report.formats.notes.begin(), report.formats.notes.end());
     if (!facts.mechanism_chosen) return facts;
     report.env = build_env_settings(report.inventory, recipes, workload, decision, report.formats,
@@ -251,9 +255,9 @@ NcclPaths nccl_paths_for(const std::optional<NcclLibrary>& nccl, const Inventory
 
 }  // namespace
 
-Plan plan_run(const Options& options, ProofMemory* proofs) {
+Plan plan_run(const Options& options, RoundMemory memory) {
     PhaseClock clock;
-    ValidationStep validation(options, proofs);  // every expected GPU's worker opens it from now on
+    ValidationStep validation(options, memory.proofs);  // every expected GPU's worker opens it from now on
     std::future<Inventory> detection = start_detection(options);
     Plan plan;
     Report& report = plan.report;
@@ -273,6 +277,7 @@ Plan plan_run(const Options& options, ProofMemory* proofs) {
     clock.mark(Phase::python);
 
     report.inventory = detection.get();
+    if (memory.xids) memory.xids->add_events_to(report.inventory);
     classify_gpus(report.inventory, recipes);
     const auto health = evaluate_health(report.inventory, recipes.policy);
     report.findings.insert(report.findings.begin(), health.begin(), health.end());

@@ -16,10 +16,17 @@ struct Plan {
 };
 
 class ProofMemory;
+class XidWatch;
 
-// Detect through validate: everything up to the side effects.  `proofs`
-// (--repeat) carries each GPU's last proof from round to round.
-Plan plan_run(const Options& options, ProofMemory* proofs = nullptr);
+// What --repeat carries from round to round: each GPU's last proof, and the
+// watch on the driver's Xid events.
+struct RoundMemory {
+    ProofMemory* proofs = nullptr;
+    XidWatch* xids = nullptr;
+};
+
+// Detect through validate: everything up to the side effects.
+Plan plan_run(const Options& options, RoundMemory memory = {});
 
 // Writes the env file, publishes the labels and metrics, prints the report,
 // and execs the command when there is one.  Returns the exit status (when it returns at all).

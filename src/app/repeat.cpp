@@ -5,12 +5,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <thread>
 
 #include "app/pipeline.h"
 #include "app/publishing.h"
 #include "app/validation_step.h"
 #include "core/process_clock.h"
+#include "gpu/xid_events.h"
 #include "report/report.h"
 
 namespace provision {
@@ -30,9 +32,9 @@ void stop_round(const Options& options, const Error& error, const char* what) {
 }
 
 // One round: the whole run, its failure published as a stopped run.
-void run_round(const Options& options, ProofMemory& proofs) {
+void run_round(const Options& options, RoundMemory memory) {
     try {
-        (void)carry_out(plan_run(options, &proofs), options);
+        (void)carry_out(plan_run(options, memory), options);
     } catch (const Error& error) {
         stop_round(options, error, "error");
     } catch (const std::exception& error) {
@@ -68,10 +70,13 @@ void run_repeatedly(const Options& options) {
     Options round = options;
     round.publish.labels_expire_after = labels_lifetime(*options.repeat_interval);
     ProofMemory proofs;  // each GPU's last proof, standing while other processes hold the GPU
+    // The Xids raised from now on; those before are the kernel log's to tell.
+    std::unique_ptr<XidWatch> xids;
+    if (options.gpu_fixture.empty()) xids = std::make_unique<XidWatch>(options.detect.nvml_library);
     for (;;) {
         const auto started = Clock::now();
         round.publish.round_started_ms = ms_since_start(started);
-        run_round(round, proofs);
+        run_round(round, {&proofs, xids.get()});
         const auto next = started + *options.repeat_interval;
         // A teardown that outlasts the watchdog's limit is left to a later round.
         const auto limit = std::chrono::duration_cast<Clock::duration>(

@@ -29,6 +29,15 @@ RunOutcome decide_run_outcome(const RunFacts& facts) {
         result.verdict = HealthLevel::failed;
         result.exit_code = ExitCode::validation_failed;
     }
+    // A GPU others hold was not measured: a job sharing GPUs on purpose goes
+    // on, degraded; any other stops here (exit 7), before it starts on a GPU
+    // that is taken.
+    if (facts.gpu_busy && facts.busy_policy == BusyGpuPolicy::fail) {
+        result.verdict = HealthLevel::failed;
+        if (result.exit_code == ExitCode::ok) result.exit_code = ExitCode::gpu_busy;
+    } else if (facts.gpu_busy && result.verdict == HealthLevel::ok) {
+        result.verdict = HealthLevel::degraded;
+    }
     // Findings only make it worse: a failed one stops the run as an unhealthy GPU does.
     if (facts.worst_finding == HealthLevel::failed) {
         result.verdict = HealthLevel::failed;

@@ -19,6 +19,8 @@ struct RunFacts {
     bool below_expected_throughput = false;  // --validate=full found a GPU well below its figure
     HealthLevel worst_finding = HealthLevel::ok;  // health signals, driver faults, package findings
     DtypeOverride dtype_override = DtypeOverride::none;  // the user's PROVISION_DTYPE
+    bool gpu_busy = false;                // a single run found a GPU other processes hold (not measured)
+    BusyGpuPolicy busy_policy = BusyGpuPolicy::fail;
 };
 
 struct RunOutcome {

@@ -66,6 +66,11 @@ int worker_process_count(const SettingValue& given) {
     return count;
 }
 
+BusyGpuPolicy busy_gpu_policy(const SettingValue& given) {
+    if (const auto policy = parse_busy_gpu_policy(lowercase(trimmed(last(given))))) return *policy;
+    throw Error(ExitCode::usage, fmt::format("{}={}: expected fail or share", given.source, printable(last(given), 64)));
+}
+
 ValidateMode validate_mode(const SettingValue& given) {
     // Besides a mode's name the variable takes 0 (off), 1 or nothing (quick).
     const std::string text = lowercase(trimmed(last(given)));
@@ -155,6 +160,10 @@ const std::vector<Setting> kSettings = {
      "processes the GPUs' validation workers are split into, each opening its GPUs from a thread each (default 2; "
      "at most one per GPU)",
      SettingShape::value, [](const SettingValue& v, Options& o) { o.worker_processes = worker_process_count(v); }},
+    {"--busy-gpu", "PROVISION_BUSY_GPU", "fail|share",
+     "a GPU other processes hold is not measured; fail (default): exit 7, no handoff; share: go on, degraded",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.busy_gpu = busy_gpu_policy(v); }, {}, {}, false,
+     {"fail", "share"}},
     {{}, "PROVISION_DETECT_TIMEOUT", {},
      "seconds GPU detection may take, and each validation worker the opening of its GPU (default 20)",
      SettingShape::value,
@@ -210,6 +219,9 @@ const std::vector<Setting> kTestHooks = {
      [](const SettingValue& v, Options& o) { o.test.device_folder = last(v); }, {}, {}, false, {}, true},
     {{}, "PROVISION_TEST_SYSFS", {}, "a folder in place of /sys", SettingShape::value,
      [](const SettingValue& v, Options& o) { o.test.sysfs = last(v); }, {}, {}, false, {}, true},
+    {{}, "PROVISION_TEST_KMSG", {}, "a file of kernel log lines in place of /dev/kmsg (the GPUs' Xids)",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.test.kernel_log = last(v); }, {}, {}, false, {},
+     true},
     {{}, "PROVISION_TEST_SYSTEM_LIBRARIES", {}, "the loader's default folders, colon-separated", SettingShape::value,
      [](const SettingValue& v, Options& o) { o.test.system_libraries = last(v); }, {}, {}, false, {}, true},
     // Read where it is used: by the one-file build's unwinder shim, before

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "gpu/nvml_probe.h"
 #include "health/busy_gpu.h"
 #include "validate/expected_gpus.h"
 #include "kernels/validation_kernels.h"
@@ -88,7 +89,8 @@ const ProofMemory::Proof* ProofMemory::find(const std::string& uuid) const {
 void ProofMemory::remember(const std::string& uuid, Proof proof) { proofs_[uuid] = std::move(proof); }
 
 ValidationStep::ValidationStep(const Options& options, ProofMemory* proofs)
-    : validation_(validation_options(options)), proofs_(proofs), workers_(validation_) {
+    : validation_(validation_options(options)), nvml_library_(options.detect.nvml_library), proofs_(proofs),
+      workers_(validation_) {
     can_validate_ = options.validate != ValidateMode::off && options.gpu_fixture.empty() &&
                     (kernels::kernels_available() || validation_.simulate);
     every_mechanism_ = options.publish.any();
@@ -128,6 +130,11 @@ void ValidationStep::follow(const Inventory& inventory) {
 
 CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
                                const NcclFacts& nccl, ValidationSummary& summary, PhaseClock& clock) {
+    // Detection's NVML session, kept for the counters' second read, goes
+    // when this returns, whatever the way (its shutdown on a thread).
+    struct ReleaseNvml {
+        ~ReleaseNvml() { release_nvml(); }
+    } release_at_return;
     CopyChecks copies;
     if (const auto reason = skip_reason(inventory)) {
         summary.reason = *reason;
@@ -152,7 +159,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     ValidationRun run = workers_.run(work, links);
     const auto end = std::chrono::steady_clock::now();
     summary.checks.insert(summary.checks.end(), run.checks.begin(), run.checks.end());
-    settle_proofs(inventory, run.full_gpus, summary);
+    settle_proofs(inventory, run.full_gpus, recipes.policy.memory_in_use_min_mib, summary);
     summary.wall_ms = std::chrono::duration<double, std::milli>(end - start).count();
     if (const auto ready = workers_.ready_at()) clock.mark_at(Phase::worker_ready, *ready);
     for (const auto& times : workers_.times()) clock.mark_gpu(times.gpu, times.started, times.running, times.ready, times.done);
@@ -166,11 +173,15 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
         copies.hosts = std::move(run.host_copies);
         copies.host_memory = std::move(run.host_memory);
         copies.nccl_all_reduce = std::move(run.nccl_all_reduce);
+        // The link error counters again, against those read at start: what
+        // rose during the copies (pod/gpu_links_judgement.h).
+        copies.link_errors_after = read_link_errors_again(nvml_library_, inventory.gpus);
+        copies.copies_seconds = summary.wall_ms / 1000;
     }
 
     bool any_run = false, any_failed = false;
     for (const auto& check : summary.checks) {
-        if (check.status == CheckStatus::unsupported) continue;
+        if (check.status == CheckStatus::unsupported || check.status == CheckStatus::not_measured) continue;
         any_run = true;
         if (check.status != CheckStatus::passed) any_failed = true;
     }
@@ -189,16 +200,27 @@ std::optional<std::string> ValidationStep::left_alone(const Gpu& gpu) const {
 }
 
 void ValidationStep::settle_proofs(const Inventory& inventory, const std::vector<int>& full_gpus,
-                                   ValidationSummary& summary) {
+                                   std::uint64_t memory_in_use_min_mib, ValidationSummary& summary) {
     const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
     for (const Gpu& gpu : inventory.gpus) {
         const bool full = std::find(full_gpus.begin(), full_gpus.end(), gpu.index) != full_gpus.end();
         const auto busy = busy_reason(gpu);
         const auto ran = [&](const CheckOutcome& check) { return check.gpu == gpu.index; };
-        if (full && busy) {
-            // No room for a context beside other processes: busy, not failed.
-            std::erase_if(summary.checks, ran);
-            summary.busy.push_back({gpu.index, "no room for a context: " + *busy, std::nullopt});
+        if (full) {
+            // No room for a context where NVML shows the GPU held (another
+            // container's processes are not listed, their memory is): busy,
+            // its checks not measured (worker_outcome.h).  Where nothing
+            // holds it, the GPU failed to open on its own: an error.
+            if (const auto held = busy ? busy : memory_held(gpu, memory_in_use_min_mib)) {
+                summary.busy.push_back({gpu.index, "no room for a context: " + *held, std::nullopt});
+            } else {
+                for (CheckOutcome& check : summary.checks)
+                    if (check.gpu == gpu.index && check.status == CheckStatus::not_measured) {
+                        check.status = CheckStatus::error;
+                        check.detail = "the GPU could not be opened, though NVML shows nothing holding it: " +
+                                       check.detail;
+                    }
+            }
         } else if (const auto alone = left_alone(gpu)) {
             const ProofMemory::Proof* proof = proofs_->find(gpu.uuid);
             summary.busy.push_back({gpu.index, *alone, proof ? std::optional<std::int64_t>(proof->at) : std::nullopt});
@@ -225,6 +247,7 @@ CheckVerdicts verdicts_of(const ValidationSummary& summary) {
         switch (check.status) {
             case CheckStatus::passed: verdict.state = CheckState::passed; break;
             case CheckStatus::unsupported: verdict.state = CheckState::unsupported; break;
+            case CheckStatus::not_measured: continue;  // proves nothing: as if the check had not been asked for
             case CheckStatus::failed:
                 verdict.state = CheckState::failed;
                 verdict.summary = fmt::format("max relative error {:.3g} exceeds the tolerance {:.3g}",

@@ -74,9 +74,11 @@ private:
     std::optional<std::string> left_alone(const Gpu& gpu) const;
     // The busy GPUs' entries, their remembered proofs' checks, and this
     // round's proofs remembered.
-    void settle_proofs(const Inventory& inventory, const std::vector<int>& full_gpus, ValidationSummary& summary);
+    void settle_proofs(const Inventory& inventory, const std::vector<int>& full_gpus,
+                       std::uint64_t memory_in_use_min_mib, ValidationSummary& summary);
 
     ValidationOptions validation_;
+    std::string nvml_library_;  // the link error counters are read again through it after the copies
     bool can_validate_ = false;
     bool every_mechanism_ = false;  // labels or metrics: prove every mechanism's hardware path
     ProofMemory* proofs_ = nullptr;  // --repeat

@@ -16,6 +16,7 @@ enum class ExitCode : int {
     no_mechanism = 4,     // nothing can serve, or an override cannot be served
     validation_failed = 5,
     io_failure = 6,       // the env file (or another output) could not be written
+    gpu_busy = 7,         // a GPU is held by other processes: not measured, and --busy-gpu fail stops the run
     cannot_execute = 126,
     command_not_found = 127,
 };

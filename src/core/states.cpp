@@ -22,6 +22,7 @@ std::string_view to_string(CheckStatus status) {
         case CheckStatus::unsupported: return "unsupported";
         case CheckStatus::error: return "error";
         case CheckStatus::timeout: return "timeout";
+        case CheckStatus::not_measured: return "not-measured";
     }
     return "error";
 }
@@ -33,6 +34,12 @@ std::string_view to_string(ValidationStatus status) {
         case ValidationStatus::skipped: return "skipped";
     }
     return "failed";
+}
+
+std::string_view to_string(BusyGpuPolicy policy) { return policy == BusyGpuPolicy::share ? "share" : "fail"; }
+
+std::optional<BusyGpuPolicy> parse_busy_gpu_policy(std::string_view text) {
+    return parse_among({BusyGpuPolicy::fail, BusyGpuPolicy::share}, text);
 }
 
 std::string_view to_string(ValidateMode mode) {
@@ -64,7 +71,7 @@ std::string_view to_string(HealthLevel level) {
 
 std::optional<CheckStatus> parse_check_status(std::string_view text) {
     return parse_among({CheckStatus::passed, CheckStatus::failed, CheckStatus::unsupported, CheckStatus::error,
-                        CheckStatus::timeout},
+                        CheckStatus::timeout, CheckStatus::not_measured},
                        text);
 }
 

@@ -14,10 +14,20 @@ namespace provision {
 
 // One check on one GPU.  A worker reports the first four; a check whose
 // worker was killed at the time limit is a timeout.
-enum class CheckStatus { passed, failed, unsupported, error, timeout };
+// not_measured: the check could not run on its GPU for a reason that says
+// nothing of the GPU (other processes hold it): it proves nothing either way.
+enum class CheckStatus { passed, failed, unsupported, error, timeout, not_measured };
 
 // The validation stage as a whole: skipped when no check ran.
 enum class ValidationStatus { passed, failed, skipped };
+
+// What a single run does with a GPU other processes hold (no room for its
+// checks' context): fail (exit 7, no handoff: a job should not start on a
+// GPU that is taken) or share (go on, degraded: the GPUs are shared on
+// purpose).  --repeat leaves a busy GPU alone whatever the policy.
+enum class BusyGpuPolicy { fail, share };
+std::string_view to_string(BusyGpuPolicy policy);
+std::optional<BusyGpuPolicy> parse_busy_gpu_policy(std::string_view text);
 
 // --validate: quick, full (adds a throughput measurement) or off.
 enum class ValidateMode { quick, full, off };

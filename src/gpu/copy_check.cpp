@@ -8,6 +8,7 @@ std::string_view to_string(PeerCopyStatus status) {
         case PeerCopyStatus::wrong_bytes: return "wrong-bytes";
         case PeerCopyStatus::timeout: return "timeout";
         case PeerCopyStatus::error: return "error";
+        case PeerCopyStatus::not_measured: return "not-measured";
         case PeerCopyStatus::skipped: break;
     }
     return "skipped";

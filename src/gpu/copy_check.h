@@ -21,9 +21,12 @@ enum class PeerCopyStatus {
     timeout,      // a copy did not finish within the watchdog's limit (hung)
     error,        // CUDA refused (peer access could not be enabled, a copy failed, ...)
     skipped,      // not run (a simulated machine, a pair without peer access)
+    // Not measured: a GPU of the pair could not be opened, or its worker had
+    // stopped before the copy; it proves nothing of the link either way.
+    not_measured,
 };
 
-// "passed", "wrong-bytes", "timeout", "error", "skipped".
+// "passed", "wrong-bytes", "timeout", "error", "skipped", "not-measured".
 std::string_view to_string(PeerCopyStatus status);
 
 // How a pair's buffer was shared between the two workers: the way the
@@ -60,7 +63,8 @@ struct HostMemoryResult {
     int gpu = 0;                   // CUDA index
     bool ok = false;
     int numa_node = -1;            // as the driver names it for the GPU; -1: none
-    std::string detail;            // which call failed and how, when not ok
+    std::string detail{};          // which call failed and how, when not ok; why not measured
+    bool measured = true;          // false: the GPU could not be opened; `ok` says nothing
 };
 
 struct HostCopyResult {
@@ -96,6 +100,11 @@ struct CopyChecks {
     std::vector<HostCopyResult> hosts;  // one per GPU measured
     std::vector<HostMemoryResult> host_memory;  // one per GPU checked (where the workload's NCCL uses it)
     std::optional<NcclAllReduceResult> nccl_all_reduce;  // --validate=full, with an NCCL and two GPUs or more
+    // Each GPU's link error counters read again once the copies were done
+    // (by GPU index; empty where not read), and how long the copies took:
+    // against the counts at start (GpuHealth::link_errors), what rose during them.
+    std::vector<std::optional<LinkErrorCounts>> link_errors_after;
+    double copies_seconds = 0;
 
     const PeerCopyResult* pair(int first, int second) const;
     const HostCopyResult* host(int gpu) const;

@@ -11,6 +11,7 @@
 #include "gpu/cuda_probe.h"
 #include "gpu/nvml_probe.h"
 #include "gpu/nvml_stand_in.h"
+#include "gpu/xid_log.h"
 #include "gpu/visible_devices.h"
 
 namespace provision {
@@ -149,6 +150,20 @@ Inventory combine(const NvmlReport& nvml, const CudaReport& cuda, const DetectOp
 }
 
 
+// Each GPU's Xids, by its PCI bus id; every GPU's "not read" where the log was not.
+void assign_xids(const XidLog& log, Inventory& inventory) {
+    if (!log.read) {
+        inventory.kernel_log_unread = log.why_not;
+        return;
+    }
+    for (Gpu& gpu : inventory.gpus) {
+        if (gpu.pci_bus_id.empty()) continue;  // not known: not told apart
+        std::vector<XidEvent>& mine = gpu.health.xids.emplace();
+        for (const XidEvent& event : log.events)
+            if (same_gpu_bus(event.bus_id, gpu.pci_bus_id)) mine.push_back(event);
+    }
+}
+
 }  // namespace
 
 Inventory detect_gpus(const DetectOptions& options) {
@@ -164,6 +179,8 @@ Inventory detect_gpus(const DetectOptions& options) {
             return decision.wait_for(grace) != std::future_status::ready || decision.get();
         });
     });
+    // The kernel's log beside the drivers: a few milliseconds where it can be read at all.
+    auto xid_future = std::async(std::launch::async, [path = options.kernel_log] { return read_xid_log(path); });
     auto nvml_future = start_probe([library = options.nvml_library,
                                     workload = CudaEnvironment{options.cuda_visible_devices, options.cuda_device_order},
                                     after = options.nvml_after_reading, sysfs = options.sysfs] {
@@ -173,7 +190,9 @@ Inventory detect_gpus(const DetectOptions& options) {
     enumerate.set_value(why_libcuda_is_needed(nvml, {options.cuda_visible_devices, options.cuda_device_order})
                             .has_value());
     const CudaReport cuda = finish_probe(cuda_future, deadline, options.time_limit, "libcuda (cuInit)");
-    return combine(nvml, cuda, options);
+    Inventory inventory = combine(nvml, cuda, options);
+    assign_xids(xid_future.get(), inventory);
+    return inventory;
 }
 
 }  // namespace provision

@@ -36,6 +36,7 @@ struct DetectOptions {
     std::chrono::milliseconds time_limit{20000};
     NvmlAfterReading nvml_after_reading = NvmlAfterReading::shut_down;
     std::string sysfs = "/sys";  // where the GPUs' PCIe links are read (sysfs)
+    std::string kernel_log = "/dev/kmsg";  // where each GPU's Xid events are read (xid_log.h)
 };
 
 // The real machine.  NVML answers first; libcuda is loaded beside it but

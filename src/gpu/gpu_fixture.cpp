@@ -63,6 +63,26 @@ std::optional<Count> optional_count(TableReader& reader, const std::string& key)
     return static_cast<Count>(*value);
 }
 
+}  // namespace
+
+LinkErrorCounts read_link_error_counts(const toml::node& node, const std::string& file, const std::string& where) {
+    if (!node.is_table()) throw_at(node, file, fmt::format("{} must be a table of counts", where));
+    TableReader counts(*node.as_table(), file, where);
+    LinkErrorCounts links;
+    links.nvlink_replay = optional_count<std::uint64_t>(counts, "nvlink_replay");
+    links.nvlink_recovery = optional_count<std::uint64_t>(counts, "nvlink_recovery");
+    links.nvlink_crc = optional_count<std::uint64_t>(counts, "nvlink_crc");
+    links.nvlink_recovery_events = optional_count<std::uint64_t>(counts, "nvlink_recovery_events");
+    links.nvlink_recovery_failed = optional_count<std::uint64_t>(counts, "nvlink_recovery_failed");
+    links.nvlink_symbol_errors = optional_count<std::uint64_t>(counts, "nvlink_symbol_errors");
+    links.pcie_replays = optional_count<unsigned>(counts, "pcie_replays");
+    counts.reject_unknown_keys({"nvlink_replay", "nvlink_recovery", "nvlink_crc", "nvlink_recovery_events",
+                                "nvlink_recovery_failed", "nvlink_symbol_errors", "pcie_replays"});
+    return links;
+}
+
+namespace {
+
 // [gpus.health]: what NVML would report; a key left out is a signal the
 // driver cannot read.
 GpuHealth read_health(const toml::node& node, const std::string& file, const std::string& gpu) {
@@ -86,6 +106,27 @@ GpuHealth read_health(const toml::node& node, const std::string& file, const std
             throw_at(*reader.node("compute_mode"), file,
                      fmt::format("'compute_mode' in {} is default, exclusive-process or prohibited, not '{}'", where,
                                  printable(*mode, kLongestEchoedValue)));
+    }
+    if (const auto action = reader.string("recovery_action")) {
+        health.recovery_action = parse_recovery_action(*action);
+        if (!health.recovery_action)
+            throw_at(*reader.node("recovery_action"), file,
+                     fmt::format("'recovery_action' in {} is none, gpu-reset, node-reboot, drain-p2p, drain-and-reset "
+                                 "or unknown, not '{}'",
+                                 where, printable(*action, kLongestEchoedValue)));
+    }
+    health.retired_pages = optional_count<std::uint64_t>(reader, "retired_pages");
+    health.uncorrectable_remapped_rows = optional_count<unsigned>(reader, "uncorrectable_remapped_rows");
+    if (const toml::node* counters = reader.node("link_errors"))
+        health.link_errors = read_link_error_counts(*counters, file, fmt::format("'link_errors' of {}", where));
+    if (const toml::node* xids = reader.node("xids")) {
+        const toml::array* list = xids->as_array();
+        if (!list) throw_at(*xids, file, fmt::format("'xids' in {} must be an array of Xid numbers", where));
+        auto& events = health.xids.emplace();
+        for (const toml::node& element : *list)
+            if (events.size() < kMostXidEvents)
+                events.push_back({static_cast<int>(integer_in_range(element, file, "each of 'xids' (an Xid)", 0, 9999)),
+                                  "", "(a fixture's)"});
     }
     reader.reject_unknown_keys(gpu_health_keys());
     return health;
@@ -267,7 +308,8 @@ const std::vector<std::string>& gpu_health_keys() {
     static const std::vector<std::string> keys = {
         "uncorrected_ecc_errors", "retired_pages_pending", "row_remap_pending", "row_remap_failure",
         "thermal_slowdown",       "power_brake_slowdown",  "hw_slowdown",       "memory_used_mib",
-        "other_processes",        "mig_mode",              "compute_mode"};
+        "other_processes",        "mig_mode",              "compute_mode",      "recovery_action",
+        "retired_pages",          "uncorrectable_remapped_rows", "link_errors", "xids"};
     return keys;
 }
 

@@ -66,6 +66,9 @@ GpuFixture read_gpu_fixture(const toml::table& root, const std::string& file,
 // The keys of [gpus.health], in GpuHealth's order.
 const std::vector<std::string>& gpu_health_keys();
 
+// A [gpus.health.link_errors] table (`where` names it in errors).
+LinkErrorCounts read_link_error_counts(const toml::node& node, const std::string& file, const std::string& where);
+
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" for the GPU at `position`.
 std::string synthetic_gpu_uuid(std::size_t position);
 

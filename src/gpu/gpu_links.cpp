@@ -7,6 +7,27 @@
 
 namespace provision {
 
+bool LinkErrorCounts::any() const {
+    return nvlink_replay || nvlink_recovery || nvlink_crc || nvlink_recovery_events || nvlink_recovery_failed ||
+           nvlink_symbol_errors || pcie_replays;
+}
+
+std::vector<std::pair<std::string_view, std::uint64_t>> LinkErrorCounts::named() const {
+    const std::pair<std::string_view, const std::optional<std::uint64_t>*> counters[] = {
+        {"nvlink_replay", &nvlink_replay},
+        {"nvlink_recovery", &nvlink_recovery},
+        {"nvlink_crc", &nvlink_crc},
+        {"nvlink_recovery_events", &nvlink_recovery_events},
+        {"nvlink_recovery_failed", &nvlink_recovery_failed},
+        {"nvlink_symbol_errors", &nvlink_symbol_errors},
+        {"pcie_replays", &pcie_replays}};
+    std::vector<std::pair<std::string_view, std::uint64_t>> read;
+    for (const auto& [name, value] : counters)
+        if (*value) read.emplace_back(name, **value);
+    return read;
+}
+
+
 namespace {
 
 struct Named {

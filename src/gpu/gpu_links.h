@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace provision {
@@ -60,6 +61,23 @@ struct NvLinkCount {
     unsigned total = 0;
     unsigned active = 0;
     bool operator==(const NvLinkCount&) const = default;
+};
+
+// A GPU's link error counters, each summed over its NVLinks (the links
+// that moved are named), and its PCIe replay counter: read at start, and
+// again after the copies where they ran.  Each is empty where the driver
+// cannot read it.
+struct LinkErrorCounts {
+    std::optional<std::uint64_t> nvlink_replay;     // nvmlDeviceGetNvLinkErrorCounter, DL_REPLAY
+    std::optional<std::uint64_t> nvlink_recovery;   // DL_RECOVERY
+    std::optional<std::uint64_t> nvlink_crc;        // DL_CRC_FLIT + DL_CRC_DATA
+    std::optional<std::uint64_t> nvlink_recovery_events;  // Blackwell: link recoveries (field 215)
+    std::optional<std::uint64_t> nvlink_recovery_failed;  // Blackwell: recoveries that failed (field 214)
+    std::optional<std::uint64_t> nvlink_symbol_errors;    // Blackwell: symbol errors (field 221)
+    std::optional<std::uint64_t> pcie_replays;      // nvmlDeviceGetPcieReplayCounter
+    bool any() const;
+    // The counters read, by their names in the report ("nvlink_replay", ...).
+    std::vector<std::pair<std::string_view, std::uint64_t>> named() const;
 };
 
 // A GPU's PCIe link to the host: the current generation and width and the

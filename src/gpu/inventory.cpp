@@ -27,10 +27,41 @@ std::optional<ComputeMode> parse_compute_mode(std::string_view text) {
     return std::nullopt;
 }
 
+std::string_view to_string(RecoveryAction action) {
+    switch (action) {
+        case RecoveryAction::none: return "none";
+        case RecoveryAction::gpu_reset: return "gpu-reset";
+        case RecoveryAction::node_reboot: return "node-reboot";
+        case RecoveryAction::drain_p2p: return "drain-p2p";
+        case RecoveryAction::drain_and_reset: return "drain-and-reset";
+        case RecoveryAction::unknown: break;
+    }
+    return "unknown";
+}
+
+std::optional<RecoveryAction> parse_recovery_action(std::string_view text) {
+    for (const RecoveryAction action : {RecoveryAction::none, RecoveryAction::gpu_reset, RecoveryAction::node_reboot,
+                                        RecoveryAction::drain_p2p, RecoveryAction::drain_and_reset, RecoveryAction::unknown})
+        if (text == to_string(action)) return action;
+    return std::nullopt;
+}
+
+RecoveryAction recovery_action_of(long long value) {
+    switch (value) {  // nvmlDeviceGpuRecoveryAction_t
+        case 0: return RecoveryAction::none;
+        case 1: return RecoveryAction::gpu_reset;
+        case 2: return RecoveryAction::node_reboot;
+        case 3: return RecoveryAction::drain_p2p;
+        case 4: return RecoveryAction::drain_and_reset;
+        default: return RecoveryAction::unknown;
+    }
+}
+
 bool GpuHealth::any() const {
     return uncorrected_ecc_errors || retired_pages_pending || row_remap_pending || row_remap_failure ||
            thermal_slowdown || power_brake_slowdown || hw_slowdown || memory_used_mib || other_processes || mig_mode ||
-           compute_mode;
+           compute_mode || recovery_action || retired_pages || uncorrectable_remapped_rows || link_errors.any() ||
+           xids;
 }
 
 const char* driver_fault_key(DriverFaultKind kind) {

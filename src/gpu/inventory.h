@@ -9,6 +9,7 @@
 
 #include "core/compute_capability.h"
 #include "gpu/gpu_links.h"
+#include "gpu/xid_log.h"
 
 namespace provision {
 
@@ -18,6 +19,14 @@ namespace provision {
 enum class ComputeMode { shared, exclusive_process, prohibited };
 std::string_view to_string(ComputeMode mode);  // "default", "exclusive-process", "prohibited"
 std::optional<ComputeMode> parse_compute_mode(std::string_view text);
+
+// What the driver asks to be done for a GPU to recover
+// (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, nvml.h nvmlDeviceGpuRecoveryAction_t);
+// `unknown`: a value this build does not know.
+enum class RecoveryAction { none, gpu_reset, node_reboot, drain_p2p, drain_and_reset, unknown };
+std::string_view to_string(RecoveryAction action);  // "none", "gpu-reset", "node-reboot", "drain-p2p", ...
+std::optional<RecoveryAction> parse_recovery_action(std::string_view text);
+RecoveryAction recovery_action_of(long long value);  // NVML's number
 
 // Health signals NVML reports for one GPU.  Each is empty where it could not
 // be read: a driver without the function, a GPU without the feature
@@ -34,6 +43,15 @@ struct GpuHealth {
     std::optional<unsigned> other_processes;              // compute processes already on the GPU
     std::optional<bool> mig_mode;                         // MIG mode currently enabled
     std::optional<ComputeMode> compute_mode;
+    // The signals DCGM's health watches judge (NVIDIA/DCGM
+    // modules/health/DcgmHealthWatch.cpp), with its limits in recipes/policy.toml.
+    std::optional<RecoveryAction> recovery_action;
+    std::optional<std::uint64_t> retired_pages;            // retired for single- and double-bit errors, pending included
+    std::optional<std::uint64_t> uncorrectable_remapped_rows;  // rows remapped for uncorrectable errors
+    LinkErrorCounts link_errors;                           // at start
+    // The Xid events the driver logged for this GPU since boot (xid_log.h);
+    // empty when the kernel's log could not be read ("not read", not "none").
+    std::optional<std::vector<XidEvent>> xids;
 
     bool any() const;  // true when at least one signal was read
 };
@@ -104,6 +122,10 @@ struct Inventory {
     std::vector<std::string> notes;  // what a user should know (library missing, ...)
     bool driver_problem = false;     // an NVIDIA library is there but failed: GPUs may be missing (see notes)
     std::vector<DriverFault> driver_faults;  // NVML's faults, by class
+    std::string kernel_log_unread;  // why the kernel's log (each GPU's Xids) was not read; empty when it was
+    // --repeat: where the kernel's log was not read, each GPU's Xids are the
+    // NVML events since this time (seconds since the epoch; xid_events.h).
+    std::optional<std::int64_t> xid_events_since;
 
     bool simulated() const { return source == InventorySource::fixture; }
 };

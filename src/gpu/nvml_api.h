@@ -98,6 +98,70 @@ using DeviceGetMigModeFn = Return (*)(Device, unsigned*, unsigned*);           /
 // nvmlComputeMode_t: DEFAULT 0, EXCLUSIVE_THREAD 1 (deprecated), PROHIBITED 2, EXCLUSIVE_PROCESS 3.
 using DeviceGetComputeModeFn = Return (*)(Device, int*);                        // nvmlDeviceGetComputeMode
 
+// The signals DCGM's health watches read (NVIDIA/DCGM modules/health/
+// DcgmHealthWatch.cpp), all optional.
+// nvmlFieldValue_t; nvmlValue_t is a union of 8 bytes.
+struct FieldValue {
+    unsigned field_id;
+    unsigned scope_id;       // the NVLink, for the per-link fields
+    long long timestamp;
+    long long latency_usec;
+    int value_type;          // nvmlValueType_t
+    Return nvml_return;      // the field's own answer: value is set only on SUCCESS
+    union {
+        double d;
+        int si;
+        unsigned ui;
+        unsigned long ul;
+        unsigned long long ull;
+        long long sll;
+        unsigned short us;
+    } value;
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
+// nvmlValueType_t of `value`.
+inline constexpr int value_type_double = 0;
+inline constexpr int value_type_unsigned_int = 1;
+inline constexpr int value_type_unsigned_long = 2;
+inline constexpr int value_type_unsigned_long_long = 3;
+inline constexpr int value_type_signed_long_long = 4;
+inline constexpr int value_type_signed_int = 5;
+inline constexpr int value_type_unsigned_short = 6;
+// Field ids (nvml.h NVML_FI_*).
+inline constexpr unsigned field_gpu_recovery_action = 230;           // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
+inline constexpr unsigned field_nvlink_recovery_successful = 213;   // ..._COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS
+inline constexpr unsigned field_nvlink_recovery_failed = 214;       // ..._COUNT_LINK_RECOVERY_FAILED_EVENTS
+inline constexpr unsigned field_nvlink_recovery_events = 215;       // ..._COUNT_LINK_RECOVERY_EVENTS
+inline constexpr unsigned field_nvlink_symbol_errors = 221;         // NVML_FI_DEV_NVLINK_COUNT_SYMBOL_ERRORS
+// nvmlNvLinkErrorCounter_t.
+inline constexpr int nvlink_error_dl_replay = 0;
+inline constexpr int nvlink_error_dl_recovery = 1;
+inline constexpr int nvlink_error_dl_crc_flit = 2;
+inline constexpr int nvlink_error_dl_crc_data = 3;
+// nvmlPageRetirementCause_t.
+inline constexpr int page_retirement_multiple_single_bit = 0;
+inline constexpr int page_retirement_double_bit = 1;
+using DeviceGetFieldValuesFn = Return (*)(Device, int, FieldValue*);                       // nvmlDeviceGetFieldValues
+using DeviceGetRetiredPagesFn = Return (*)(Device, int, unsigned*, unsigned long long*);  // nvmlDeviceGetRetiredPages
+using DeviceGetNvLinkErrorCounterFn = Return (*)(Device, unsigned, int, unsigned long long*);  // nvmlDeviceGetNvLinkErrorCounter
+using DeviceGetPcieReplayCounterFn = Return (*)(Device, unsigned*);                       // nvmlDeviceGetPcieReplayCounter
+
+// Xid events, for a watcher between rounds (gpu/xid_events.h).  Events
+// that happened before a device was registered are never delivered.
+using EventSet = struct nvmlEventSet_st*;
+struct EventData {                      // nvmlEventData_t
+    Device device;
+    unsigned long long event_type;
+    unsigned long long event_data;      // the Xid, for an Xid event
+    unsigned gpu_instance_id;
+    unsigned compute_instance_id;
+};
+inline constexpr unsigned long long event_type_xid_critical_error = 0x8;  // nvmlEventTypeXidCriticalError
+using EventSetCreateFn = Return (*)(EventSet*);                                      // nvmlEventSetCreate
+using DeviceRegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);    // nvmlDeviceRegisterEvents
+using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned);                  // nvmlEventSetWait_v2
+using EventSetFreeFn = Return (*)(EventSet);                                         // nvmlEventSetFree
+
 // Topology, all optional.  nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 and
 // nvmlDeviceGetNvLinkRemotePciInfo_v2 fill it.
 struct PciInfo {

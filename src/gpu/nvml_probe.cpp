@@ -46,6 +46,11 @@ struct NvmlFunctions {
     nvml::DeviceGetComputeRunningProcessesFn process_list = nullptr;  // _v3 or _v2: lists nvml::ProcessInfo
     nvml::DeviceGetMigModeFn mig_mode = nullptr;
     nvml::DeviceGetComputeModeFn compute_mode = nullptr;
+    // Optional: the signals DCGM's health watches judge.
+    nvml::DeviceGetFieldValuesFn field_values = nullptr;
+    nvml::DeviceGetRetiredPagesFn retired_pages = nullptr;
+    nvml::DeviceGetNvLinkErrorCounterFn nvlink_error_counter = nullptr;
+    nvml::DeviceGetPcieReplayCounterFn pcie_replay_counter = nullptr;
 
     // The first required function the library lacks, or "".  Health
     // queries in the order NVIDIA introduced them: the newest name first.
@@ -75,6 +80,10 @@ struct NvmlFunctions {
                              {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}),
             Symbol::optional(mig_mode, "nvmlDeviceGetMigMode"),
             Symbol::optional(compute_mode, "nvmlDeviceGetComputeMode"),
+            Symbol::optional(field_values, "nvmlDeviceGetFieldValues"),
+            Symbol::optional(retired_pages, "nvmlDeviceGetRetiredPages"),
+            Symbol::optional(nvlink_error_counter, "nvmlDeviceGetNvLinkErrorCounter"),
+            Symbol::optional(pcie_replay_counter, "nvmlDeviceGetPcieReplayCounter"),
         });
     }
 
@@ -180,6 +189,64 @@ auto query_health(const NvmlFunctions& nvml, unsigned index, std::vector<std::st
     return Value();
 }
 
+// A field's value as a number, whatever type NVML gave it.
+long long field_number(const nvml::FieldValue& value) {
+    switch (value.value_type) {
+        case nvml::value_type_double: return static_cast<long long>(value.value.d);
+        case nvml::value_type_unsigned_int: return value.value.ui;
+        case nvml::value_type_unsigned_long: return static_cast<long long>(value.value.ul);
+        case nvml::value_type_unsigned_long_long: return static_cast<long long>(value.value.ull);
+        case nvml::value_type_signed_int: return value.value.si;
+        case nvml::value_type_unsigned_short: return value.value.us;
+        default: return value.value.sll;
+    }
+}
+
+// A GPU's link error counters (LinkErrorCounts): the NVLink data-link
+// counters of each of its first `nvlinks` links, summed; on Blackwell the
+// recovery and symbol-error fields DCGM watches there instead (per link,
+// scopeId); the PCIe replay counter.  Each counter stays empty where no
+// link answers it.
+LinkErrorCounts read_link_errors(const NvmlFunctions& nvml, nvml::Device device, unsigned nvlinks) {
+    LinkErrorCounts counts;
+    const auto add = [](std::optional<std::uint64_t>& total, unsigned long long value) {
+        total = total.value_or(0) + value;
+    };
+    if (nvml.nvlink_error_counter)
+        for (unsigned link = 0; link < nvlinks; ++link) {
+            const std::pair<int, std::optional<std::uint64_t>*> counters[] = {
+                {nvml::nvlink_error_dl_replay, &counts.nvlink_replay},
+                {nvml::nvlink_error_dl_recovery, &counts.nvlink_recovery},
+                {nvml::nvlink_error_dl_crc_flit, &counts.nvlink_crc},
+                {nvml::nvlink_error_dl_crc_data, &counts.nvlink_crc}};
+            for (const auto& [counter, total] : counters) {
+                unsigned long long value = 0;
+                if (nvml.nvlink_error_counter(device, link, counter, &value) == nvml::SUCCESS) add(*total, value);
+            }
+        }
+    if (nvml.field_values && nvlinks > 0) {
+        const std::pair<unsigned, std::optional<std::uint64_t>*> fields[] = {
+            {nvml::field_nvlink_recovery_events, &counts.nvlink_recovery_events},
+            {nvml::field_nvlink_recovery_failed, &counts.nvlink_recovery_failed},
+            {nvml::field_nvlink_symbol_errors, &counts.nvlink_symbol_errors}};
+        std::vector<nvml::FieldValue> values;
+        for (unsigned link = 0; link < nvlinks; ++link)
+            for (const auto& [field, total] : fields) {
+                nvml::FieldValue value{};
+                value.field_id = field;
+                value.scope_id = link;
+                values.push_back(value);
+            }
+        if (nvml.field_values(device, static_cast<int>(values.size()), values.data()) == nvml::SUCCESS)
+            for (std::size_t i = 0; i < values.size(); ++i)
+                if (values[i].nvml_return == nvml::SUCCESS && field_number(values[i]) >= 0)
+                    add(*fields[i % std::size(fields)].second, static_cast<unsigned long long>(field_number(values[i])));
+    }
+    if (unsigned replays = 0; nvml.pcie_replay_counter && nvml.pcie_replay_counter(device, &replays) == nvml::SUCCESS)
+        counts.pcie_replays = replays;
+    return counts;
+}
+
 // The GPU memory's health: its errors, retired pages and remapped rows.
 // Never fails; each unreadable signal stays empty.
 void read_memory_health(const NvmlFunctions& nvml, nvml::Device device, unsigned index, GpuHealth& health,
@@ -199,16 +266,43 @@ void read_memory_health(const NvmlFunctions& nvml, nvml::Device device, unsigned
                                              code = nvml.retired_pages_pending(device, &pending);
                                              return pending == nvml::feature_enabled;
                                          });
-    const auto rows = query(nvml.remapped_rows, "nvmlDeviceGetRemappedRows",
-                            [&](nvml::Return& code) -> std::optional<std::pair<bool, bool>> {
-                                unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
-                                code = nvml.remapped_rows(device, &corrected, &uncorrected, &pending, &failure);
-                                return std::pair{pending != 0, failure != 0};
-                            });
+    struct Rows {
+        bool pending = false, failure = false;
+        unsigned uncorrectable = 0;
+    };
+    const auto rows = query(nvml.remapped_rows, "nvmlDeviceGetRemappedRows", [&](nvml::Return& code) -> std::optional<Rows> {
+        unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
+        code = nvml.remapped_rows(device, &corrected, &uncorrected, &pending, &failure);
+        return Rows{pending != 0, failure != 0, uncorrected};
+    });
     if (rows) {
-        health.row_remap_pending = rows->first;
-        health.row_remap_failure = rows->second;
+        health.row_remap_pending = rows->pending;
+        health.row_remap_failure = rows->failure;
+        health.uncorrectable_remapped_rows = rows->uncorrectable;
     }
+    // Pages retired for either cause (DCGM adds the two up), pending ones
+    // included: a count only, no addresses asked for.
+    health.retired_pages = query(nvml.retired_pages, "nvmlDeviceGetRetiredPages",
+                                 [&](nvml::Return& code) -> std::optional<std::uint64_t> {
+                                     std::uint64_t total = 0;
+                                     for (const int cause : {nvml::page_retirement_multiple_single_bit,
+                                                             nvml::page_retirement_double_bit}) {
+                                         unsigned count = 0;
+                                         code = nvml.retired_pages(device, cause, &count, nullptr);
+                                         if (code == nvml::ERROR_INSUFFICIENT_SIZE) code = nvml::SUCCESS;
+                                         if (code != nvml::SUCCESS) return std::nullopt;
+                                         total += count;
+                                     }
+                                     return total;
+                                 });
+    health.recovery_action = query(nvml.field_values, "nvmlDeviceGetFieldValues",
+                                   [&](nvml::Return& code) -> std::optional<RecoveryAction> {
+                                       nvml::FieldValue value{};
+                                       value.field_id = nvml::field_gpu_recovery_action;
+                                       code = nvml.field_values(device, 1, &value);
+                                       if (code == nvml::SUCCESS) code = value.nvml_return;
+                                       return recovery_action_of(field_number(value));
+                                   });
 }
 
 // What the GPU is doing: its clocks' slowdowns, the memory in use, the
@@ -377,6 +471,16 @@ void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, const
     }
     read_nvml_topology(library, devices, report, sysfs + "/bus/pci/devices");
     for (auto& reader : readers) reader.join();
+    readers.clear();
+    // The link error counters, once the topology has counted each GPU's NVLinks.
+    for (unsigned index = 0; index < count; ++index) {
+        if (!devices[index]) continue;
+        Gpu& gpu = report.gpus[index].gpu;
+        readers.emplace_back([&, index] {
+            gpu.health.link_errors = read_link_errors(nvml, devices[index], gpu.nvlinks ? gpu.nvlinks->total : 0);
+        });
+    }
+    for (auto& reader : readers) reader.join();
     for (unsigned index = 0; index < count; ++index) {
         report.notes.insert(report.notes.end(), notes[index].begin(), notes[index].end());
         report.notes.insert(report.notes.end(), activity_notes[index].begin(), activity_notes[index].end());
@@ -391,6 +495,7 @@ struct PendingShutdowns {
     std::mutex mutex;
     std::condition_variable ended;
     int count = 0;
+    nvml::ShutdownFn deferred = nullptr;  // a session kept until release_nvml()
 };
 
 PendingShutdowns& pending_shutdowns() {
@@ -411,7 +516,44 @@ void shutdown_in_background(nvml::ShutdownFn shutdown) {
     }).detach();
 }
 
+void defer_shutdown(nvml::ShutdownFn shutdown) {
+    std::lock_guard lock(pending_shutdowns().mutex);
+    pending_shutdowns().deferred = shutdown;
+}
+
 }  // namespace
+
+void release_nvml() {
+    nvml::ShutdownFn shutdown = nullptr;
+    {
+        std::lock_guard lock(pending_shutdowns().mutex);
+        std::swap(shutdown, pending_shutdowns().deferred);
+    }
+    if (shutdown) shutdown_in_background(shutdown);
+}
+
+std::vector<std::optional<LinkErrorCounts>> read_link_errors_again(const std::string& library_name,
+                                                                   const std::vector<Gpu>& gpus) {
+    std::vector<std::optional<LinkErrorCounts>> counts(gpus.size());
+    if (std::none_of(gpus.begin(), gpus.end(), [](const Gpu& gpu) { return gpu.health.link_errors.any(); }))
+        return counts;  // none read at start: nothing to compare
+    SharedLibrary library(library_name);
+    NvmlFunctions nvml;
+    if (!library.loaded() || !nvml.load(library).empty() || nvml.init() != nvml::SUCCESS) return counts;
+    library.keep_loaded();
+    std::vector<std::thread> readers;
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+        if (gpus[i].nvml_index < 0 || !gpus[i].health.link_errors.any()) continue;
+        readers.emplace_back([&, i] {
+            nvml::Device device = nullptr;
+            if (nvml.handle_by_index(static_cast<unsigned>(gpus[i].nvml_index), &device) == nvml::SUCCESS)
+                counts[i] = read_link_errors(nvml, device, gpus[i].nvlinks ? gpus[i].nvlinks->total : 0);
+        });
+    }
+    for (auto& reader : readers) reader.join();
+    nvml.shutdown();  // this session's own; the probe's, where kept, stays until release_nvml()
+    return counts;
+}
 
 NvmlReport probe_nvml(const std::string& library_name, const CudaEnvironment& workload, NvmlAfterReading after,
                       const std::string& sysfs) {
@@ -448,11 +590,14 @@ NvmlReport probe_nvml(const std::string& library_name, const CudaEnvironment& wo
     // driver's each time, which --repeat would pile up), and its shutdown, a
     // few milliseconds, goes on beside the rest of the run.
     library.keep_loaded();
-    if (after == NvmlAfterReading::shut_down) shutdown_in_background(nvml.shutdown);
+    // Kept until release_nvml(): the link counters are read again after the
+    // copies in the same session, at the cost of a call, not of a start.
+    if (after == NvmlAfterReading::shut_down) defer_shutdown(nvml.shutdown);
     return report;
 }
 
 void wait_for_nvml_shutdown(std::chrono::milliseconds limit) {
+    release_nvml();
     std::unique_lock lock(pending_shutdowns().mutex);
     pending_shutdowns().ended.wait_for(lock, limit, [] { return pending_shutdowns().count == 0; });
 }

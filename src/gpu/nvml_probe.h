@@ -56,15 +56,27 @@ enum class NvmlAfterReading { shut_down, left_to_exit };
 // NVML can tell which GPUs those are (nvml_stand_in.h; otherwise every GPU's):
 // each GPU read costs dozens of driver calls, and the driver serialises them
 // with the validation workers' context creation.
-// NVML is shut down after the report is read, on a thread of its own, or
-// left open (`after`).  The GPUs' PCIe links come from `sysfs` where it has
+// NVML is shut down after the report is read (release_nvml), on a thread of
+// its own, or left open (`after`).  The GPUs' PCIe links come from `sysfs` where it has
 // them (nvml_topology.h).
 NvmlReport probe_nvml(const std::string& library, const CudaEnvironment& workload = {},
                       NvmlAfterReading after = NvmlAfterReading::shut_down, const std::string& sysfs = "/sys");
 
 // Waits, at most `limit`, until every NVML shutdown probe_nvml started has
-// ended: before the process exits or hands off to the workload.
+// ended (releasing a session it kept first): before the process exits or
+// hands off to the workload.
 void wait_for_nvml_shutdown(std::chrono::milliseconds limit);
+
+// Shuts down, on a thread of its own, the session probe_nvml kept
+// (NvmlAfterReading::shut_down keeps it until the copies' link counters are
+// read again); nothing when there is none.
+void release_nvml();
+
+// Each GPU's link error counters read again (read_link_errors_again), for
+// those whose counters NVML gave at start; empty where it cannot read them.
+// Its own NVML session, cheap while probe_nvml's is kept.
+std::vector<std::optional<LinkErrorCounts>> read_link_errors_again(const std::string& library,
+                                                                   const std::vector<Gpu>& gpus);
 
 // The report's faults, with a hang for a probe that never answered.
 std::vector<DriverFault> nvml_driver_faults(const NvmlReport& report);

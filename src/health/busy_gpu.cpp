@@ -15,4 +15,12 @@ std::optional<std::string> busy_reason(const Gpu& gpu) {
     return why;
 }
 
+std::optional<std::string> memory_held(const Gpu& gpu, std::uint64_t min_mib) {
+    const auto used = gpu.health.memory_used_mib;
+    if (!used || *used < min_mib) return std::nullopt;
+    return fmt::format("NVML lists no process, yet {} MiB of its memory is in use (by a process it does "
+                       "not list, such as another container's)",
+                       *used);
+}
+
 }  // namespace provision

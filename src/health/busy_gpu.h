@@ -5,6 +5,7 @@
 // memory is never called failed.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -15,5 +16,11 @@ namespace provision {
 // Why the GPU is busy ("2 other processes hold 79000 MiB", "its compute
 // mode is prohibited"), or nullopt when nothing else holds it.
 std::optional<std::string> busy_reason(const Gpu& gpu);
+
+// Why a GPU that had no room for a context is held though NVML lists no
+// process on it ("NVML lists no process, yet 79000 MiB of its memory is in
+// use"): at least `min_mib` in use, as a process of another container holds
+// it (NVML lists only this container's).  nullopt below that.
+std::optional<std::string> memory_held(const Gpu& gpu, std::uint64_t min_mib);
 
 }  // namespace provision

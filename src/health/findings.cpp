@@ -11,6 +11,80 @@ std::string count_of(std::uint64_t count, const char* one, const char* many) {
     return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
+// What an Xid means, for the critical ones (NVIDIA's Xid catalog,
+// docs.nvidia.com/deploy/xid-errors; the list is Azure's: recipes/policy.toml).
+std::string_view xid_meaning(int xid) {
+    switch (xid) {
+        case 48: return "double-bit ECC error";
+        case 56: return "display engine error";
+        case 57: return "error programming video memory interface";
+        case 58: return "unstable video memory interface detected";
+        case 62: return "internal micro-controller halt";
+        case 63: return "ECC page retirement or row remapping recording event";
+        case 64: return "ECC page retirement or row remapper recording failure";
+        case 65: return "video processor exception";
+        case 68: return "NVDEC0 exception";
+        case 69: return "graphics engine class error";
+        case 73: return "NVENC2 error";
+        case 74: return "NVLink error";
+        case 79: return "GPU has fallen off the bus";
+        case 80: return "corrupted data sent to the GPU";
+        case 81: return "VGA subsystem error";
+        case 92: return "high single-bit ECC error rate";
+        case 119: return "GSP RPC timeout";
+        case 120: return "GSP error";
+        default: return "an Xid the policy counts as critical";
+    }
+}
+
+// The signals DCGM's health watches judge, at its limits (recipes/policy.toml).
+template <typename Add>
+void dcgm_findings(const Gpu& gpu, const std::string& who, const HealthPolicy& policy, Add add) {
+    const GpuHealth& health = gpu.health;
+    if (health.recovery_action) {
+        const std::string asked = fmt::format("{} awaits recovery action {}, its driver says", who,
+                                              to_string(*health.recovery_action));
+        switch (*health.recovery_action) {
+            case RecoveryAction::none: break;
+            case RecoveryAction::gpu_reset:
+                add("gpu_recovery_reset", asked + ": the GPU needs a reset (nvidia-smi -r) before it can be trusted");
+                break;
+            case RecoveryAction::node_reboot: add("gpu_recovery_reboot", asked + ": the node needs a reboot"); break;
+            case RecoveryAction::drain_p2p:
+                add("gpu_recovery_drain_p2p",
+                    asked + ": peer-to-peer traffic to and from it must stop (NCCL_P2P_DISABLE=1 is written); the "
+                            "GPU still serves work of its own");
+                break;
+            case RecoveryAction::drain_and_reset:
+                add("gpu_recovery_drain_reset", asked + ": let its work end, then reset the GPU");
+                break;
+            case RecoveryAction::unknown: add("gpu_recovery_unknown", asked); break;
+        }
+    }
+    if (health.retired_pages && *health.retired_pages >= policy.retired_pages_max)
+        add("retired_pages_limit",
+            fmt::format("{} has retired {} memory pages, DCGM's limit being {}: its memory is failing; the GPU needs "
+                        "replacing",
+                        who, *health.retired_pages, policy.retired_pages_max));
+    if (health.uncorrectable_remapped_rows && *health.uncorrectable_remapped_rows >= policy.uncorrectable_remapped_rows_max)
+        add("row_remap_uncorrectable",
+            fmt::format("{} has remapped {} memory rows for uncorrectable errors, DCGM's limit being {}: its memory "
+                        "is wearing out",
+                        who, *health.uncorrectable_remapped_rows, policy.uncorrectable_remapped_rows_max));
+    if (health.xids) {
+        std::vector<std::string> critical;
+        for (const XidEvent& event : *health.xids)
+            if (std::find(policy.critical_xids.begin(), policy.critical_xids.end(), event.xid) !=
+                    policy.critical_xids.end() &&
+                critical.size() < 8)
+                critical.push_back(fmt::format("Xid {} ({})", event.xid, xid_meaning(event.xid)));
+        if (!critical.empty())
+            add("xid_critical", fmt::format("{} has had {} (the driver's log): it needs attention (a reset, a "
+                                            "reboot or a replacement, as the Xid says) before it is trusted with a job",
+                                            who, fmt::join(critical, ", ")));
+    }
+}
+
 // One finding per GPU signal that fired, in recipe/health_signals.h's order.
 void gpu_findings(const Gpu& gpu, const std::string& driver_version, const HealthPolicy& policy,
                   std::vector<Finding>& out) {
@@ -81,6 +155,7 @@ void gpu_findings(const Gpu& gpu, const std::string& driver_version, const Healt
                             ? fmt::format("set up with an error (NVML status {})", gpu.fabric->status)
                             : std::string(to_string(gpu.fabric->state)),
                         driver_version.empty() ? std::string() : " (" + driver_version + ")"));
+    dcgm_findings(gpu, who, policy, add);
 }
 
 int visible_index(const Inventory& inventory, int nvml_index) {

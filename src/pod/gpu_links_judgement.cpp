@@ -1,6 +1,7 @@
 #include "pod/gpu_links_judgement.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -91,6 +92,74 @@ std::vector<Finding> judge_host_links(const Inventory& inventory, const CopyChec
              fmt::format("GPU {} ({}): {}: loading models and offloading to host memory crawl; check the slot, the "
                          "riser and the BIOS's PCIe settings",
                          gpu.index, gpu.name, fmt::join(reasons, "; "))});
+    }
+    return findings;
+}
+
+unsigned pcie_replays_allowed_per_minute(unsigned generation, unsigned width) {
+    // Gen 1 to 6: 2.5, 5, 8, 16, 32, 64 Gb/s a lane.
+    static constexpr double kLaneRate[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
+    const unsigned gen = std::clamp(generation, 1u, 6u);
+    return static_cast<unsigned>(std::ceil(kLaneRate[gen - 1] / 1000 * 60 * width));
+}
+
+namespace {
+
+// What `counter` rose by from `before` to `after`; nullopt where either is
+// missing or it went back (a reset, a wrap): that proves nothing.
+std::optional<std::uint64_t> rise(const std::optional<std::uint64_t>& before, const std::optional<std::uint64_t>& after) {
+    if (!before || !after || *after < *before) return std::nullopt;
+    return *after - *before;
+}
+
+}  // namespace
+
+std::vector<Finding> judge_link_errors(const Inventory& inventory, const CopyChecks& checks, const HealthPolicy& policy) {
+    std::vector<Finding> findings;
+    for (const Gpu& gpu : inventory.gpus) {
+        const auto index = static_cast<std::size_t>(gpu.index);
+        if (index >= checks.link_errors_after.size() || !checks.link_errors_after[index]) continue;
+        const LinkErrorCounts& before = gpu.health.link_errors;
+        const LinkErrorCounts& after = *checks.link_errors_after[index];
+        const std::string who = fmt::format("GPU {} ({})", gpu.index, gpu.name);
+        const auto add = [&](const char* signal, std::string words) {
+            findings.push_back({gpu.index, gpu.nvml_index, signal, policy.level(signal), std::move(words)});
+        };
+        std::vector<std::string> nvlink;
+        const std::pair<const char*, std::optional<std::uint64_t>> moved[] = {
+            {"replays", rise(before.nvlink_replay, after.nvlink_replay)},
+            {"recoveries", rise(before.nvlink_recovery, after.nvlink_recovery)},
+            {"link recoveries", rise(before.nvlink_recovery_events, after.nvlink_recovery_events)},
+            {"failed link recoveries", rise(before.nvlink_recovery_failed, after.nvlink_recovery_failed)},
+            {"symbol errors", rise(before.nvlink_symbol_errors, after.nvlink_symbol_errors)}};
+        for (const auto& [what, count] : moved)
+            if (count && *count > 0) nvlink.push_back(fmt::format("{} {}", *count, what));
+        if (!nvlink.empty())
+            add("nvlink_errors", fmt::format("{}'s NVLinks counted {} during the copies between GPUs: its links are "
+                                             "failing (DCGM fails a GPU on any)",
+                                             who, fmt::join(nvlink, ", ")));
+        const double seconds = std::max(checks.copies_seconds, 1e-3);
+        if (const auto crc = rise(before.nvlink_crc, after.nvlink_crc);
+            crc && *crc > 0 && static_cast<double>(*crc) / seconds >= policy.nvlink_crc_per_second_max)
+            add("nvlink_crc_errors",
+                fmt::format("{}'s NVLinks counted {} CRC errors in {:.2f} s of copies, {:.0f} a second (from {:.0f} "
+                            "a second they count): its links are noisy",
+                            who, *crc, seconds, static_cast<double>(*crc) / seconds, policy.nvlink_crc_per_second_max));
+        // The link as the copies ran it; else the most it can run at (an
+        // idle link trains down, and a lower rate would allow fewer).
+        const HostCopyResult* copies = checks.host(gpu.index);
+        const PcieLink link = copies && copies->link_while_busy ? *copies->link_while_busy
+                              : gpu.pcie ? PcieLink{gpu.pcie->max_generation, gpu.pcie->max_width, 0, 0}
+                                         : PcieLink{};
+        if (const auto replays = rise(before.pcie_replays, after.pcie_replays);
+            replays && *replays > 0 && link.width > 0) {
+            const unsigned allowed = pcie_replays_allowed_per_minute(link.generation, link.width);
+            if (*replays > allowed)
+                add("pcie_replays",
+                    fmt::format("{}'s PCIe link (Gen{} x{}) replayed {} packets during the copies, where {} a minute "
+                                "are allowed: the link, its riser or its slot is failing",
+                                who, link.generation, link.width, *replays, allowed));
+        }
     }
     return findings;
 }

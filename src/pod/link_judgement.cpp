@@ -53,6 +53,11 @@ LinkReport judge_pair(const GpuPair& pair, const Inventory& inventory, const Cop
         return link;
     }
 
+    // A copy that could not run proves nothing: no finding, no setting.
+    if (link.check && link.check->status == PeerCopyStatus::not_measured) {
+        link.state = LinkState::not_measured;
+        return link;
+    }
     // A measured copy decides; a skipped one leaves it to NVML and the recipes.
     if (link.check && link.check->status != PeerCopyStatus::skipped) {
         if (link.check->status != PeerCopyStatus::passed) {
@@ -133,7 +138,8 @@ void add_findings(const std::vector<LinkReport>& links, const Inventory& invento
                 if (!first_known) first_known = &link;
                 break;
             case LinkState::ok:
-            case LinkState::unknown: break;
+            case LinkState::unknown:
+            case LinkState::not_measured: break;
         }
     }
     const HealthPolicy& policy = recipes.policy;
@@ -202,14 +208,16 @@ std::string_view to_string(LinkState state) {
         case LinkState::broken: return "broken";
         case LinkState::known_broken: return "known-broken";
         case LinkState::slow: return "slow";
+        case LinkState::not_measured: return "not-measured";
         case LinkState::unknown: break;
     }
     return "unknown";
 }
 
 const std::vector<LinkState>& all_link_states() {
-    static const std::vector<LinkState> states = {LinkState::ok,           LinkState::unavailable, LinkState::broken,
-                                                  LinkState::known_broken, LinkState::slow,        LinkState::unknown};
+    static const std::vector<LinkState> states = {LinkState::ok,   LinkState::unavailable, LinkState::broken,
+                                                  LinkState::known_broken, LinkState::slow, LinkState::unknown,
+                                                  LinkState::not_measured};
     return states;
 }
 

@@ -33,10 +33,11 @@ enum class LinkState {
     known_broken,  // not measured: the recipes' table
     slow,          // measured: correct, but under the share
     unknown,       // NVML could not say whether peer access is allowed
+    not_measured,  // the copy could not run (a GPU not opened, a worker stopped): proves nothing
 };
 
 // A pair's state in the words of the JSON report's links[].state and the
-// metrics: "ok", "unavailable", "broken", "known-broken", "slow", "unknown".
+// metrics: "ok", "unavailable", "broken", "known-broken", "slow", "unknown", "not-measured".
 std::string_view to_string(LinkState state);
 // Every state, in the order above.
 const std::vector<LinkState>& all_link_states();

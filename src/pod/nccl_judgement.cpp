@@ -58,7 +58,7 @@ NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths
                         "way; NCCL_DEBUG=INFO in the job's environment shows where",
                         nccl_name(nccl), all_reduce->ranks, to_string(all_reduce->status), all_reduce->detail));
     for (const HostMemoryResult& memory : checks.host_memory) {
-        if (memory.ok) continue;
+        if (memory.ok || !memory.measured) continue;  // a GPU not opened proves nothing of NCCL's host memory
         std::string cause;
         if (host.mempolicy_refused)
             cause = "; this process may not call get_mempolicy (a seccomp filter: Docker's default profile allows it "

@@ -22,6 +22,20 @@ std::string assignments(const std::vector<std::pair<std::string, std::string>>& 
     return fmt::format("{}", fmt::join(words, ", "));
 }
 
+// Why the plan writes what it writes.
+std::string broken_words(const std::vector<LinkReport>& links, bool pcie_only, const std::vector<int>& draining) {
+    if (!draining.empty())
+        return fmt::format("the driver asks for peer traffic to stop on GPU{} {} (recovery action drain-p2p)",
+                           draining.size() == 1 ? "" : "s", fmt::join(draining, ", "));
+    if (pcie_only)
+        return fmt::format("peer copies are broken between GPUs joined by PCIe ({}) while NVLink pairs pass",
+                           pair_list(links, false));
+    std::string all = pair_list(links, true);
+    const std::string pcie = pair_list(links, false);
+    if (!all.empty() && !pcie.empty()) all += ", ";
+    return fmt::format("peer copies are broken between GPUs {}", all + pcie);
+}
+
 }  // namespace
 
 PeerAccessState peer_access_state(const std::vector<LinkReport>& links) {
@@ -38,9 +52,9 @@ PeerAccessState peer_access_state(const std::vector<LinkReport>& links) {
 
 PeerAccessPlan plan_peer_access_settings(const std::vector<LinkReport>& links,
                                          const std::vector<const PeerAccessSettings*>& tables,
-                                         const UserValues& users) {
+                                         const UserValues& users, const std::vector<int>& draining) {
     PeerAccessPlan plan;
-    plan.state = peer_access_state(links);
+    plan.state = draining.empty() ? peer_access_state(links) : PeerAccessState::broken;
     if (plan.state == PeerAccessState::works) return plan;
     const bool pcie_only = plan.state == PeerAccessState::pcie_broken;
     std::vector<std::pair<std::string, std::string>> written;
@@ -66,15 +80,7 @@ PeerAccessPlan plan_peer_access_settings(const std::vector<LinkReport>& links,
         if (refused.size() > refused_before)
             refused.back() += fmt::format(" (the environment sets {})", assignments(users_own));
     }
-    plan.why = pcie_only ? fmt::format("peer copies are broken between GPUs joined by PCIe ({}) while NVLink pairs "
-                                       "pass",
-                                       pair_list(links, false))
-                         : fmt::format("peer copies are broken between GPUs {}", [&] {
-                               std::string all = pair_list(links, true);
-                               const std::string pcie = pair_list(links, false);
-                               if (!all.empty() && !pcie.empty()) all += ", ";
-                               return all + pcie;
-                           }());
+    plan.why = broken_words(links, pcie_only, draining);
     if (!written.empty()) plan.why += fmt::format("; written: {}", assignments(written));
     if (!refused.empty())
         plan.why += fmt::format("; not written, the user's own settings stay: {}", fmt::join(refused, "; "));

@@ -29,8 +29,11 @@ struct PeerAccessPlan {
     std::string why;                     // for the summary; empty when nothing is wrong
 };
 
+// `draining`: the GPUs whose driver asks for peer traffic to stop
+// (recovery action drain-p2p): then, as where a pair was measured broken,
+// env_broken (NCCL_P2P_DISABLE=1), with that reason.
 PeerAccessPlan plan_peer_access_settings(const std::vector<LinkReport>& links,
                                          const std::vector<const PeerAccessSettings*>& tables,
-                                         const UserValues& users);
+                                         const UserValues& users, const std::vector<int>& draining = {});
 
 }  // namespace provision

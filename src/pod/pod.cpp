@@ -22,6 +22,7 @@ PodReport judge_pod(const Inventory& inventory, const RecipeSet& recipes, const 
     append(pod.findings, judge_nvlinks(inventory, recipes.policy));
     append(pod.findings, judge_gpu_models(inventory, recipes.policy));
     append(pod.findings, judge_host_links(inventory, checks, recipes));
+    append(pod.findings, judge_link_errors(inventory, checks, recipes.policy));
     pod.container = container;
     append(pod.findings, judge_container(container, recipes.pod, recipes.policy));
     if (checks.run == CopyCheckRun::ran) pod.host_copies = checks.hosts;
@@ -29,10 +30,14 @@ PodReport judge_pod(const Inventory& inventory, const RecipeSet& recipes, const 
     pod.nccl = nccl;
     pod.host_memory = checks.host_memory;
     pod.nccl_all_reduce = checks.nccl_all_reduce;
+    pod.link_errors_after = checks.link_errors_after;
     pod.nccl_judgement = judge_nccl(nccl.library, nccl.paths, inventory, checks, host, recipes.policy, users);
     append(pod.findings, pod.nccl_judgement.findings);
+    std::vector<int> draining;
+    for (const Gpu& gpu : inventory.gpus)
+        if (gpu.health.recovery_action == RecoveryAction::drain_p2p) draining.push_back(gpu.index);
     pod.peer_access =
-        plan_peer_access_settings(pod.links, {&recipes.pod.p2p_settings, &workload.p2p_settings}, users);
+        plan_peer_access_settings(pod.links, {&recipes.pod.p2p_settings, &workload.p2p_settings}, users, draining);
     return pod;
 }
 

@@ -38,6 +38,7 @@ struct PodReport {
     std::vector<HostCopyResult> host_copies;    // per GPU, where the copies ran
     std::vector<HostMemoryResult> host_memory;  // per GPU, where NCCL's cuMem host memory was checked
     std::optional<NcclAllReduceResult> nccl_all_reduce;  // --validate=full
+    std::vector<std::optional<LinkErrorCounts>> link_errors_after;  // by GPU index, where read again after the copies
     ContainerLimits container;
     HostFacts host;
     NcclFacts nccl;

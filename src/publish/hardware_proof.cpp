@@ -47,6 +47,7 @@ ProofState prove(const std::vector<std::string>& checks, const Inventory& invent
                 case CheckStatus::failed:
                 case CheckStatus::error:
                 case CheckStatus::timeout: failed = true, all_passed = false; break;
+                case CheckStatus::not_measured: all_passed = false; break;
             }
         }
     }

@@ -50,8 +50,12 @@ void state_set(Samples& out, const Labels& labels, const std::string& label, con
 const std::vector<HealthLevel> kLevels = {HealthLevel::ok, HealthLevel::degraded, HealthLevel::failed};
 const std::vector<ValidationStatus> kValidationStates = {ValidationStatus::passed, ValidationStatus::failed,
                                                          ValidationStatus::skipped};
-const std::vector<CheckStatus> kCheckStates = {CheckStatus::passed, CheckStatus::failed, CheckStatus::unsupported,
-                                               CheckStatus::error, CheckStatus::timeout};
+const std::vector<CheckStatus> kCheckStates = {CheckStatus::passed,  CheckStatus::failed,  CheckStatus::unsupported,
+                                               CheckStatus::error,   CheckStatus::timeout, CheckStatus::not_measured};
+
+const std::vector<RecoveryAction> kRecoveryActions = {RecoveryAction::none,      RecoveryAction::gpu_reset,
+                                                     RecoveryAction::node_reboot, RecoveryAction::drain_p2p,
+                                                     RecoveryAction::drain_and_reset, RecoveryAction::unknown};
 
 // dcgm-exporter's labels for a GPU: its index as the workload sees it and its UUID.
 Labels gpu_labels(const Inventory& inventory, int index) {
@@ -115,6 +119,30 @@ const std::vector<MetricFamily>& metric_table() {
         {"provision_gpus", MetricType::gauge, "GPUs visible to the run.", true,
          [](const PublishedRun& run, Samples& out) {
              out.push_back({{}, static_cast<double>(run.report->inventory.gpus.size())});
+         }},
+        // The counters DCGM's health watches read, as the driver counts them
+        // since the GPU's last reset; a counter the driver cannot read is no sample.
+        {"provision_gpu_link_errors", MetricType::gauge,
+         "Each GPU's link error counters as the driver reads them (NVLink replay, recovery and CRC; on Blackwell "
+         "NVLink recoveries, failed recoveries and symbol errors; PCIe replays).",
+         true,
+         [](const PublishedRun& run, Samples& out) {
+             for (const auto& gpu : run.report->inventory.gpus)
+                 for (const auto& [counter, count] : gpu.health.link_errors.named()) {
+                     Labels labels = gpu_labels(run.report->inventory, gpu.index);
+                     labels.emplace_back("counter", std::string(counter));
+                     out.push_back({labels, static_cast<double>(count)});
+                 }
+         }},
+        {"provision_gpu_recovery_action", MetricType::gauge,
+         "The recovery the driver asks for on each GPU: 1 for the current one, 0 for the others; no sample where "
+         "the driver does not say.",
+         true,
+         [](const PublishedRun& run, Samples& out) {
+             for (const auto& gpu : run.report->inventory.gpus)
+                 if (gpu.health.recovery_action)
+                     state_set(out, gpu_labels(run.report->inventory, gpu.index), "action", kRecoveryActions,
+                               *gpu.health.recovery_action);
          }},
         // pci_bus_id (dcgm-exporter's name) joins these labels once the inventory reads it.
         {"provision_gpu_info", MetricType::gauge, "Each visible GPU: its model, architecture and compute capability.",

@@ -42,7 +42,7 @@ std::optional<std::string> peer_access_summary(const PodReport& pod) {
     if (pod.links.empty()) return std::nullopt;
     auto any = [&](auto test) { return std::any_of(pod.links.begin(), pod.links.end(), test); };
     if (any([](const LinkReport& link) { return link.broken(); })) return "broken";
-    for (const LinkState state : {LinkState::unavailable, LinkState::slow, LinkState::unknown})
+    for (const LinkState state : {LinkState::unavailable, LinkState::slow, LinkState::unknown, LinkState::not_measured})
         if (any([&](const LinkReport& link) { return link.state == state; })) return std::string(to_string(state));
     return "ok";
 }
@@ -55,6 +55,7 @@ std::string_view stop_reason(ExitCode code) {
         case ExitCode::no_mechanism: return "no-mechanism";
         case ExitCode::validation_failed: return "validation-failed";
         case ExitCode::io_failure: return "io-failure";
+        case ExitCode::gpu_busy: return "gpu-busy";
         default: return "error";
     }
 }

@@ -14,7 +14,9 @@ namespace provision::health {
 inline const std::vector<std::string>& gpu_signals() {
     static const std::vector<std::string> names = {
         "uncorrected_ecc", "retired_pages_pending", "row_remap_pending", "row_remap_failure", "thermal_slowdown",
-        "power_brake_slowdown", "hw_slowdown", "memory_in_use", "mig_mode", "fabric_not_ready"};
+        "power_brake_slowdown", "hw_slowdown", "memory_in_use", "mig_mode", "fabric_not_ready",
+        "gpu_recovery_reset", "gpu_recovery_reboot", "gpu_recovery_drain_p2p", "gpu_recovery_drain_reset",
+        "gpu_recovery_unknown", "retired_pages_limit", "row_remap_uncorrectable", "xid_critical"};
     return names;
 }
 
@@ -44,7 +46,7 @@ inline const std::vector<std::string>& pod_signals() {
     static const std::vector<std::string> names = {
         "p2p_unavailable", "p2p_broken",    "p2p_slow",          "nvlink_inactive",   "mixed_gpus",
         "pcie_degraded",   "shm_too_small", "memlock_limited",   "cumem_p2p_failed",  "cumem_host_failed",
-        "nccl_driver_too_old", "nccl_all_reduce_failed"};
+        "nccl_driver_too_old", "nccl_all_reduce_failed", "nvlink_errors", "nvlink_crc_errors", "pcie_replays"};
     return names;
 }
 

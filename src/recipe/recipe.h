@@ -134,6 +134,14 @@ struct HealthPolicy {
     // GPU memory in use at start from which "memory_in_use" counts, besides
     // any running compute process.
     std::uint64_t memory_in_use_min_mib = 1024;
+    // DCGM's limits (recipes/policy.toml cites them): retired pages and
+    // uncorrectable remapped rows from which their signals count, and the
+    // NVLink CRC errors a second from which a rise during the copies counts.
+    std::uint64_t retired_pages_max = 63;
+    std::uint64_t uncorrectable_remapped_rows_max = 512;
+    double nvlink_crc_per_second_max = 100;
+    // The Xids that count as critical ("xid_critical").
+    std::vector<int> critical_xids;
 
     // A key no recipe sets weighs "degraded": reported, and the pod proceeds.
     HealthLevel level(const std::string& key) const;

@@ -544,9 +544,26 @@ void Loader::read_policy(const toml::table& table, const std::string& file) {
                      fmt::format("'{}' in [policy] must be \"ok\", \"degraded\" or \"failed\", not \"{}\"", key,
                                  shown(*value)));
     }
-    if (const auto limit = reader.integer("memory_in_use_min_mib", 0, std::numeric_limits<std::int64_t>::max()))
-        set_.policy.memory_in_use_min_mib = static_cast<std::uint64_t>(*limit);
-    known.push_back("memory_in_use_min_mib");
+    const auto count_limit = [&](const char* key, std::uint64_t& into) {
+        if (const auto limit = reader.integer(key, 0, std::numeric_limits<std::int64_t>::max()))
+            into = static_cast<std::uint64_t>(*limit);
+        known.push_back(key);
+    };
+    count_limit("memory_in_use_min_mib", set_.policy.memory_in_use_min_mib);
+    count_limit("retired_pages_max", set_.policy.retired_pages_max);
+    count_limit("uncorrectable_remapped_rows_max", set_.policy.uncorrectable_remapped_rows_max);
+    if (const auto rate = reader.integer("nvlink_crc_per_second_max", 0, 1000000000))
+        set_.policy.nvlink_crc_per_second_max = static_cast<double>(*rate);
+    known.push_back("nvlink_crc_per_second_max");
+    if (const toml::node* xids = reader.node("xid_critical_list")) {
+        const toml::array* list = xids->as_array();
+        if (!list) throw_at(*xids, file, "'xid_critical_list' in [policy] must be an array of Xid numbers");
+        set_.policy.critical_xids.clear();
+        for (const toml::node& element : *list)
+            set_.policy.critical_xids.push_back(
+                static_cast<int>(integer_in_range(element, file, "each of 'xid_critical_list' (an Xid)", 1, 9999)));
+    }
+    known.push_back("xid_critical_list");
     reader.reject_unknown_keys(known);
 }
 

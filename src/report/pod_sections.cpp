@@ -20,6 +20,7 @@ const char* cell_word(LinkState state) {
         case LinkState::broken: return "BROKEN";
         case LinkState::known_broken: return "broken*";
         case LinkState::slow: return "SLOW";
+        case LinkState::not_measured: return "n/m";
         case LinkState::unknown: break;
     }
     return "?";
@@ -67,7 +68,7 @@ void add_gpu_fabric_and_memory(toml::table& entry, const Gpu& gpu, const PodRepo
                                                      {"status", static_cast<std::int64_t>(gpu.fabric->status)}});
     for (const HostMemoryResult& memory : pod.host_memory) {
         if (memory.gpu != gpu.index) continue;
-        toml::table table{{"status", std::string(memory.ok ? "passed" : "failed")},
+        toml::table table{{"status", std::string(!memory.measured ? "not-measured" : memory.ok ? "passed" : "failed")},
                           {"numa_node", static_cast<std::int64_t>(memory.numa_node)}};
         if (!memory.detail.empty()) table.insert_or_assign("detail", memory.detail);
         entry.insert_or_assign("nccl_host_memory", std::move(table));
@@ -118,9 +119,14 @@ std::string explain_nccl(const PodReport& pod) {
                                              all_reduce->bus_gb_per_s, all_reduce->ms, all_reduce->init_ms)
                                : std::string(),
                            all_reduce->detail.empty() ? std::string() : " (" + printable(all_reduce->detail, 256) + ")");
-    for (const HostMemoryResult& memory : pod.host_memory)
+    for (const HostMemoryResult& memory : pod.host_memory) {
+        if (!memory.measured) {
+            out += fmt::format("    GPU {}: cuMem host memory not measured: {}\n", memory.gpu, memory.detail);
+            continue;
+        }
         out += fmt::format("    GPU {}: cuMem host memory at NUMA node {} {}{}\n", memory.gpu, memory.numa_node,
                            memory.ok ? "works" : "FAILS", memory.detail.empty() ? std::string() : ": " + memory.detail);
+    }
     if (!pod.host.numa_nodes_without_cpus.empty())
         out += fmt::format("    NUMA nodes with memory and no CPUs: {}\n", fmt::join(pod.host.numa_nodes_without_cpus, ", "));
     return out;

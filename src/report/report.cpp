@@ -28,6 +28,13 @@ toml::array string_array(const std::vector<std::string>& values) {
     return array;
 }
 
+toml::table link_errors_table(const LinkErrorCounts& counts) {
+    toml::table table;
+    for (const auto& [name, count] : counts.named())
+        table.insert_or_assign(name, static_cast<std::int64_t>(std::min<std::uint64_t>(count, INT64_MAX)));
+    return table;
+}
+
 // The signals NVML could read; one it could not is left out.
 toml::table health_table(const GpuHealth& health) {
     toml::table table;
@@ -48,6 +55,19 @@ toml::table health_table(const GpuHealth& health) {
     put_count("other_processes", health.other_processes);
     put_flag("mig_mode", health.mig_mode);
     if (health.compute_mode) table.insert_or_assign("compute_mode", std::string(to_string(*health.compute_mode)));
+    if (health.recovery_action)
+        table.insert_or_assign("recovery_action", std::string(to_string(*health.recovery_action)));
+    put_count("retired_pages", health.retired_pages);
+    put_count("uncorrectable_remapped_rows", health.uncorrectable_remapped_rows);
+    if (health.link_errors.any()) table.insert_or_assign("link_errors", link_errors_table(health.link_errors));
+    if (health.xids) {
+        toml::array xids;
+        for (const XidEvent& event : *health.xids)
+            xids.push_back(toml::table{{"xid", static_cast<std::int64_t>(event.xid)}, {"message", event.message}});
+        table.insert_or_assign("xids", std::move(xids));
+    } else {
+        table.insert_or_assign("xids", "not-read");  // never "none": the kernel's log could not be read
+    }
     return table;
 }
 
@@ -248,6 +268,11 @@ std::string render_json(const Report& report, JsonLayout layout) {
         driver.insert_or_assign("version", report.inventory.driver.version);
         driver.insert_or_assign("cuda", report.inventory.driver.cuda);
     }
+    // Why each GPU's "xids" reads "not-read", where the log was tried.
+    if (!report.inventory.kernel_log_unread.empty())
+        driver.insert_or_assign("kernel_log_unread", report.inventory.kernel_log_unread);
+    if (report.inventory.xid_events_since)
+        driver.insert_or_assign("xid_events_since", *report.inventory.xid_events_since);
     root.insert_or_assign("driver", std::move(driver));
     toml::array gpus;
     for (const auto& gpu : report.inventory.gpus) {
@@ -258,7 +283,12 @@ std::string render_json(const Report& report, JsonLayout layout) {
         entry.insert_or_assign("compute_capability", gpu.compute_capability.str());
         entry.insert_or_assign("architecture", gpu.architecture);
         entry.insert_or_assign("memory_mib", static_cast<std::int64_t>(gpu.memory_mib));
-        entry.insert_or_assign("health", health_table(gpu.health));
+        toml::table health = health_table(gpu.health);
+        const auto& after = report.pod.link_errors_after;
+        if (static_cast<std::size_t>(gpu.index) < after.size() && after[static_cast<std::size_t>(gpu.index)])
+            health.insert_or_assign("link_errors_after_copies",
+                                    link_errors_table(*after[static_cast<std::size_t>(gpu.index)]));
+        entry.insert_or_assign("health", std::move(health));
         add_gpu_links(entry, gpu, report.pod);
         add_gpu_fabric_and_memory(entry, gpu, report.pod);
         gpus.push_back(std::move(entry));
@@ -398,7 +428,7 @@ std::string render_summary(const Report& report, bool explain) {
         out += fmt::format("  {:<20}{}\n", "", printable(text, kLongest));
     }
     for (const BusyGpu& busy : report.validation.busy) {
-        std::string text = fmt::format("GPU {} is busy, its checks not run: {}", busy.gpu, busy.why);
+        std::string text = fmt::format("GPU {} is busy, its checks not measured: {}", busy.gpu, busy.why);
         if (busy.proved_at) {
             const std::time_t at = static_cast<std::time_t>(*busy.proved_at);
             char stamp[32];

@@ -63,9 +63,17 @@ std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const Child
     std::vector<CheckOutcome> outcomes;
     const bool other_gpu = output.ready && !output.ready->uuid.empty() && !expected_uuid.empty() &&
                            !same_uuid(output.ready->uuid, expected_uuid);
+    // A GPU with no room for another context (other processes hold it, or
+    // its compute mode lets no further process in) could not be measured:
+    // that proves nothing of it (docs/DESIGN.md, "What is not measured").
+    const bool no_room = output.ready && output.ready->full;
     for (const std::string& name : job.checks) {
         const auto found = output.results.find(name);
-        if (other_gpu) {
+        if (no_room) {
+            outcomes.push_back({job.gpu, name, CheckStatus::not_measured, 0, 0, 0, 0,
+                                fmt::format("not measured: the GPU had no room for another context ({})",
+                                            output.ready->error)});
+        } else if (other_gpu) {
             outcomes.push_back({job.gpu, name, CheckStatus::error, 0, 0, 0, 0,
                                 fmt::format("the validation worker opened GPU {}, not {} (CUDA index {} of the "
                                             "workload): its results do not count",
@@ -96,6 +104,11 @@ PairOutcome judge_pair(const std::pair<int, int>& pair, PeerPath path, const Pul
     };
     if (!forward.line || !backward.line) {
         const PulledWay& silent = !forward.line ? forward : backward;
+        if (silent.unmeasured) {
+            copy.status = PeerCopyStatus::not_measured;
+            copy.detail = *silent.unmeasured;
+            return outcome;
+        }
         copy.status = silent.killed_at_limit ? PeerCopyStatus::timeout : PeerCopyStatus::error;
         copy.detail = silent.killed_at_limit
                           ? fmt::format("the copy to GPU {} did not finish within {:g} s; its worker was killed",

@@ -11,7 +11,9 @@
 
 namespace provision {
 
-// A check with a result line keeps it; the others are "timeout" when the
+// A GPU that had no room for another context has every check
+// "not-measured".  Otherwise a check with a result line keeps it; the others
+// are "timeout" when the
 // worker was killed at a limit (`limits.open_s` while it was opening its
 // GPU, else `limits.work_s`), else "error" saying how the worker ended
 // (could not start, could not open its GPU, died of a signal, exited
@@ -32,6 +34,7 @@ struct PulledWay {
     int receiver = 0;                  // the GPU that pulled
     const PulledLine* line = nullptr;  // null: the worker gave no answer
     bool killed_at_limit = false;      // no answer because its worker passed its own limit
+    std::optional<std::string> unmeasured{};  // no answer, and why the copy proves nothing
 };
 
 // What a pair's two ways come to.  `path_failed`: the memory could not be

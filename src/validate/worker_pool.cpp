@@ -70,6 +70,21 @@ struct WorkerPool::Worker {
         if (!output.ready) return process().started_at() + limit_of(limits.open_s);
         return std::max(work_deadline, output.ready->at + limit_of(limits.work_s));
     }
+    // The one rule of what is measured: nothing that needs this GPU is, once
+    // its worker could not open it or had stopped (killed at a limit, with a
+    // mate whose limit passed, or ended).  Every stage goes through it: the
+    // pairs, the host memory, the all-reduce's ranks; the checks go through
+    // outcomes_from_worker.  Empty: it can be measured.
+    std::optional<std::string> unmeasured() const {
+        if (output.ready && !output.ready->error.empty())
+            return fmt::format("GPU {} could not be opened: {}", target.gpu, output.ready->error);
+        if (alive()) return std::nullopt;
+        if (killed_for)
+            return fmt::format("the worker of GPU {} had stopped: its process was killed when GPU {}, which it shared, "
+                               "passed its limit",
+                               target.gpu, *killed_for);
+        return fmt::format("the worker of GPU {} had stopped", target.gpu);
+    }
 };
 
 namespace {
@@ -296,8 +311,13 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
         if (worker->output.ready && worker->output.ready->full) result.full_gpus.push_back(job.gpu);
         if (links.host_memory) {
             const auto& line = worker->output.host_memory;
-            result.host_memory.push_back({job.gpu, line && line->ok, line ? line->numa_node : -1,
-                                          line ? line->detail : std::string("the worker ended without an answer")});
+            const bool opened = worker->output.ready && worker->output.ready->error.empty();
+            if (const auto why = worker->unmeasured(); why && (!opened || !line)) {
+                result.host_memory.push_back({job.gpu, false, -1, *why, false});
+            } else {
+                result.host_memory.push_back({job.gpu, line && line->ok, line ? line->numa_node : -1,
+                                              line ? line->detail : std::string("the worker ended without an answer")});
+            }
         }
     }
     let_go_at_done();
@@ -322,7 +342,7 @@ void WorkerPool::let_go_at_done() {
 std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links) {
     std::vector<Worker*> ranks;
     for (auto& worker : workers_)
-        if (!worker->checks.empty() && worker->alive()) ranks.push_back(worker.get());
+        if (!worker->checks.empty() && !worker->unmeasured()) ranks.push_back(worker.get());
     std::sort(ranks.begin(), ranks.end(), [](const Worker* a, const Worker* b) { return a->target.gpu < b->target.gpu; });
     if (ranks.size() < 2) return std::nullopt;
     const Clock::duration limit = limit_of(options_.timeout_s);
@@ -396,15 +416,13 @@ std::vector<GpuIndexPair> WorkerPool::send_round(const std::vector<GpuIndexPair>
         Worker* first = worker_of(pair.first);
         Worker* second = worker_of(pair.second);
         std::string why;
-        bool export_failed = false;
+        bool measured = true, export_failed = false;
         for (const Worker* worker : {first, second}) {
             if (!why.empty()) break;
             const auto exported = worker->output.exported.find(path);
-            if (!worker->alive()) {
-                why = worker->killed_for ? fmt::format("the worker of GPU {} had stopped: its process was killed "
-                                                       "when GPU {}, which it shared, passed its limit",
-                                                       worker->target.gpu, *worker->killed_for)
-                                         : fmt::format("the worker of GPU {} had stopped", worker->target.gpu);
+            if (const auto unmeasured = worker->unmeasured()) {
+                why = *unmeasured;
+                measured = false;
             } else if (exported == worker->output.exported.end() || !exported->second.ok) {
                 export_failed = exported != worker->output.exported.end();
                 why = fmt::format("GPU {} could not export its buffer: {}", worker->target.gpu,
@@ -413,11 +431,11 @@ std::vector<GpuIndexPair> WorkerPool::send_round(const std::vector<GpuIndexPair>
         }
         if (!why.empty()) {
             // An export that failed is the path's failure (cuMem refused,
-            // legacy IPC unsupported); a stopped worker is not.
+            // legacy IPC unsupported); a GPU not measured proves nothing.
             PairOutcome unsent;
             unsent.copy.first = pair.first;
             unsent.copy.second = pair.second;
-            unsent.copy.status = PeerCopyStatus::error;
+            unsent.copy.status = measured ? PeerCopyStatus::error : PeerCopyStatus::not_measured;
             unsent.copy.detail = why;
             unsent.copy.path = path;
             unsent.path_failed = export_failed && path == PeerPath::cumem_fd;
@@ -438,7 +456,10 @@ std::vector<GpuIndexPair> WorkerPool::send_round(const std::vector<GpuIndexPair>
 PulledWay WorkerPool::pulled_way(int receiver, int source, PeerPath path) const {
     const Worker* worker = worker_of(receiver);
     const auto found = worker->output.pulled.find({source, path});
-    return {receiver, found == worker->output.pulled.end() ? nullptr : &found->second, worker->killed_at_limit()};
+    PulledWay way{receiver, found == worker->output.pulled.end() ? nullptr : &found->second, worker->killed_at_limit()};
+    // Killed with a mate whose limit passed: the copy was not what stopped it.
+    if (!way.line && worker->killed_for) way.unmeasured = worker->unmeasured();
+    return way;
 }
 
 template <typename Checked>

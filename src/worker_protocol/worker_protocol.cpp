@@ -41,9 +41,10 @@ std::optional<CheckOutcome> result_from(const toml::table& fields) {
     result.tflops = fields["tflops"].value_or(0.0);
     result.wall_ms = fields["wall_ms"].value_or(0.0);
     result.detail = fields["detail"].value_or(std::string());
-    // A worker reports passed, failed, unsupported or error.
+    // A worker reports passed, failed, unsupported or error; the parent
+    // decides timeout and not-measured.
     const auto known = parse_check_status(*status);
-    if (known && *known != CheckStatus::timeout) {
+    if (known && *known != CheckStatus::timeout && *known != CheckStatus::not_measured) {
         result.status = *known;
     } else {
         result.status = CheckStatus::error;

@@ -439,7 +439,7 @@ TEST_CASE("a worker started for a GPU that detection does not confirm is stopped
 TEST_CASE("a GPU with no room for a context beside another process is busy, never a failed check",
           "[early-validation][busy]") {
     if (skip_without_fault_injection()) return;
-    SECTION("another process holds it: busy, memory_in_use, exit 0") {
+    SECTION("another process holds it: busy, its checks not measured; exit 7 (--busy-gpu fail)") {
         TempDir dir;
         const std::string file = dir.file("busy-h100.toml");
         e2e::write_file(file, e2e::read_file(e2e::gpu_fixture("h100")) +
@@ -450,17 +450,35 @@ TEST_CASE("a GPU with no room for a context beside another process is busy, neve
             e2e::provision({"--check", "--json", "--site-packages", e2e::site_packages("torch-only")},
                            fake_driver(dir, file));
         INFO("stderr: " << result.err);
-        CHECK(result.exit_code == 0);
+        CHECK(result.exit_code == 7);
         const auto report = e2e::report(result);
         CHECK(report["validation"]["status"] == "skipped");
         REQUIRE(report["validation"]["busy"].size() == 1);
         CHECK(e2e::has(report["validation"]["busy"][0]["reason"], "no room for a context: 1 other process holds 79000 MiB"));
-        for (const auto& check : report["validation"]["checks"]) CHECK(check["status"] == "unsupported");
+        for (const auto& check : report["validation"]["checks"]) CHECK(check["status"] == "not-measured");
         CHECK(e2e::findings_of(report, "memory_in_use").size() == 1);
-        CHECK(report["verdict"] == "degraded");
+        CHECK(report["verdict"] == "failed");
         reliability::record("validation", "the worker finds no room for a context while another process holds the GPU",
-                            "busy, said with the process and its memory; memory_in_use (degraded); no failed check; exit 0",
-                            "nothing");
+                            "busy, said with the process and its memory; its checks not-measured, none failed; exit 7 "
+                            "(--busy-gpu fail; share: exit 0, degraded)",
+                            "the run (by the policy)");
+    }
+    SECTION("memory in use that NVML lists no process for (another container's): busy too") {
+        TempDir dir;
+        const std::string file = dir.file("held-h100.toml");
+        e2e::write_file(file, e2e::read_file(e2e::gpu_fixture("h100")) +
+                                  "\n[gpus.health]\nmemory_used_mib = 80000\n"
+                                  "\n[faults]\nfailing_calls = [{ function = \"cuDevicePrimaryCtxRetain\", gpu = 0, "
+                                  "error = 2 }]\n");
+        const auto result = e2e::provision(
+            {"--check", "--json", "--busy-gpu", "share", "--site-packages", e2e::site_packages("torch-only")},
+            fake_driver(dir, file));
+        INFO("stderr: " << result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        REQUIRE(report["validation"]["busy"].size() == 1);
+        CHECK(e2e::has(report["validation"]["busy"][0]["reason"], "NVML lists no process, yet 80000 MiB"));
+        CHECK(report["verdict"] == "degraded");
     }
     SECTION("nothing else holds it: a failed check, as before") {
         TempDir dir;

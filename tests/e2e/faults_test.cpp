@@ -111,7 +111,8 @@ TEST_CASE("driver fault: NVML missing while libcuda works", "[faults][driver]") 
     const auto result = run_on_fake_driver(dir, e2e::gpu_fixture("h100"), {"/nonexistent/libnvidia-ml.so.1"});
     const auto report = check_outcome(result, dir, {0, "ok", "flash3", 1});
     check_finding(result, report, "nvml_missing", "ok", "is not available");
-    CHECK(report["gpus"][0]["health"].empty());
+    // Nothing read; the Xids not read either (no bus id to match the kernel's log with), and said so.
+    CHECK(report["gpus"][0]["health"] == nlohmann::json{{"xids", "not-read"}});
     reliability::record("driver", "NVML missing, libcuda works (H100)",
                         "exit 0, verdict ok, flash3 from libcuda's view; finding nvml_missing (ok)",
                         "the health signals (NVML reads them)");
@@ -179,7 +180,7 @@ TEST_CASE("driver fault: an older driver without the optional functions", "[faul
     const auto report = check_outcome(result, dir, {0, "ok", "flash3", 1});
     CHECK(report["findings"].empty());
     // Only the old memory call answers; its 480 MiB reservation stays under the limit.
-    CHECK(report["gpus"][0]["health"] == nlohmann::json{{"memory_used_mib", 480}});
+    CHECK(report["gpus"][0]["health"] == nlohmann::json{{"memory_used_mib", 480}, {"xids", "not-read"}});
     reliability::record("driver", "older driver: NVML without the health and compute-capability functions",
                         "exit 0, verdict ok, flash3; health signals left out of the report",
                         "the health signals");
@@ -236,7 +237,9 @@ TEST_CASE("health: a healthy GPU reports every signal and verdict ok", "[faults]
     CHECK(health["other_processes"] == 0);
     CHECK(health["mig_mode"] == false);
     CHECK(health["compute_mode"] == "default");
-    CHECK(health.size() == 11);
+    CHECK(health["uncorrectable_remapped_rows"] == 0);
+    CHECK(health["xids"] == nlohmann::json::array());  // the kernel's log read (here empty): none
+    CHECK(health.size() == 13);
 }
 
 TEST_CASE("health: each signal lands in the report and the policy sets the verdict", "[faults][health]") {

@@ -153,6 +153,8 @@ Result run(const std::string& program, const std::vector<std::string>& args,
     if (!environment.count("HOME")) environment["HOME"] = "/tmp";
     // Nor on the NCCL this machine's loader would find (a CUDA toolkit's).
     if (!environment.count("PROVISION_TEST_SYSTEM_LIBRARIES")) environment["PROVISION_TEST_SYSTEM_LIBRARIES"] = "";
+    // Nor on this machine's kernel log: an empty one unless a test gives its own.
+    if (!environment.count("PROVISION_TEST_KMSG")) environment["PROVISION_TEST_KMSG"] = "/dev/null";
     std::vector<std::string> env_strings;
     for (const auto& [k, v] : environment) env_strings.push_back(k + "=" + v);
     std::vector<char*> envp;
@@ -343,7 +345,8 @@ std::map<std::string, std::string> source_env_file(const std::string& path, cons
 
 pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, int stdout_fd) {
     std::map<std::string, std::string> merged = {
-        {"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", "/tmp"}, {"PROVISION_TEST_SYSTEM_LIBRARIES", ""}};
+        {"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", "/tmp"}, {"PROVISION_TEST_SYSTEM_LIBRARIES", ""},
+        {"PROVISION_TEST_KMSG", "/dev/null"}};
     for (const auto& [name, value] : env) merged[name] = value;
     std::vector<std::string> env_strings;
     for (const auto& [name, value] : merged) env_strings.push_back(name + "=" + value);

@@ -62,13 +62,16 @@ std::string venv(const TempDir& dir, bool wheel) {
     return root + "/bin/python3";
 }
 
-// Two H100s joined by NV18, driver 580 (CUDA 13.0), with `faults` for the fakes.
-std::string machine(const TempDir& dir, const std::string& faults) {
+// Two H100s joined by NV18, driver 580 (CUDA 13.0), with `faults` for the
+// fakes and `gpu0_health` as GPU 0's [gpus.health].
+std::string machine(const TempDir& dir, const std::string& faults, const std::string& gpu0_health = "") {
     std::string text = "[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n";
-    for (int gpu = 0; gpu < 2; ++gpu)
+    for (int gpu = 0; gpu < 2; ++gpu) {
         text += fmt::format("\n[[gpus]]\nname = \"NVIDIA H100 80GB HBM3\"\ncompute_capability = \"9.0\"\n"
                             "memory_mib = 81559\nuuid = \"GPU-{}0000000-0000-4000-8000-000000000000\"\nnvlinks = 18\n",
                             gpu + 1);
+        if (gpu == 0 && !gpu0_health.empty()) text += "[gpus.health]\n" + gpu0_health + "\n";
+    }
     text += "\n[[links]]\ngpus = [0, 1]\ntopology = \"NV18\"\np2p = \"ok\"\n";
     if (!faults.empty()) text += "\n[faults]\n" + faults + "\n";
     const std::string path = dir.file("machine.toml");
@@ -375,4 +378,174 @@ TEST_CASE("nccl: eight GPUs on the cuMem path: a worker process imports each oth
                         "every pair passed; each process imported each other process's buffer once and mapped its own "
                         "GPUs' (0, 8 and 56 imports, not 56 each time)",
                         "nothing");
+}
+
+namespace {
+
+// GPU 0 has no room for another context: another process holds 79000 MiB of it.
+const char* kGpu0Busy = "listed_processes = [{ pid = 4242, mib = 79000 }]\n"
+                        "failing_calls = [{ function = \"cuDevicePrimaryCtxRetain\", gpu = 0, error = 2 }]";
+const char* kGpu0Held = "memory_used_mib = 79000";
+
+// What of GPU 0 the report says was not measured: its checks, its pair, its host memory.
+void check_gpu0_not_measured(const nlohmann::json& report) {
+    for (const auto& check : report["validation"]["checks"])
+        if (check["gpu"] == 0) {
+            CHECK(check["status"] == "not-measured");
+            CHECK(has(check["detail"].get<std::string>(), "no room for another context"));
+        }
+    REQUIRE(report["validation"]["busy"].size() == 1);
+    CHECK(report["validation"]["busy"][0]["gpu"] == 0);
+    CHECK(has(report["validation"]["busy"][0]["reason"].get<std::string>(),
+              "no room for a context: 1 other process holds 79000 MiB of its memory"));
+    REQUIRE(report["links"].size() == 1);
+    CHECK(report["links"][0]["state"] == "not-measured");
+    CHECK(report["links"][0]["check"]["status"] == "not-measured");
+    CHECK(has(report["links"][0]["check"]["detail"].get<std::string>(), "GPU 0 could not be opened"));
+    CHECK_FALSE(report["links"][0]["check"].contains("failed_path"));  // not tried again on another path
+    CHECK(report["gpus"][0]["nccl_host_memory"]["status"] == "not-measured");
+    CHECK(report["gpus"][1]["nccl_host_memory"]["status"] == "passed");
+    // Nothing that was not measured is called broken.
+    for (const char* signal : {"p2p_broken", "cumem_host_failed", "cumem_p2p_failed", "nccl_all_reduce_failed"})
+        CHECK(findings_of(report, signal).empty());
+}
+
+}  // namespace
+
+TEST_CASE("nccl: a GPU other processes hold is not measured: no pair, no host memory, no NCCL setting from it",
+          "[nccl][busy]") {
+    if (skip_without_prerequisites()) return;
+    SECTION("a single run stops (exit 7): a job should not start on a GPU that is taken") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, kGpu0Busy, kGpu0Held));
+        INFO(result.err);
+        CHECK(result.exit_code == 7);
+        const auto report = e2e::report(result);
+        CHECK(report["verdict"] == "failed");
+        check_gpu0_not_measured(report);
+        CHECK(has(result.err, "GPU 0 is busy, its checks not measured"));
+        reliability::record("validation",
+                            "2 H100, another process holds GPU 0 (no room for a context), cuMem paths, --busy-gpu fail",
+                            "exit 7, failed; GPU 0's checks, its pair and its host memory not-measured; no "
+                            "p2p_broken, no cumem_host_failed, no NCCL setting",
+                            "the run (by the policy)");
+    }
+    SECTION("--busy-gpu share: the job goes on, degraded, and nothing is written from what was not measured") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, kGpu0Busy, kGpu0Held), {}, {"--busy-gpu", "share"});
+        INFO(result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["verdict"] == "degraded");
+        check_gpu0_not_measured(report);
+        CHECK(nccl_settings(dir).empty());  // no NCCL_P2P_DISABLE, no NCCL_CUMEM_HOST_ENABLE
+        reliability::record("validation", "the same with --busy-gpu share (PROVISION_BUSY_GPU=share)",
+                            "exit 0, degraded; the env file carries no NCCL setting", "nothing");
+    }
+    SECTION("--validate=full: the all-reduce leaves the GPU not opened out") {
+        TempDir dir;
+        const auto result =
+            run(dir, venv(dir, true), machine(dir, kGpu0Busy, kGpu0Held), {{"PROVISION_BUSY_GPU", "share"}}, {"--validate=full"});
+        INFO(result.err);
+        const auto report = e2e::report(result);
+        CHECK_FALSE(report["nccl"].contains("all_reduce"));  // one rank left: nothing to all-reduce
+        CHECK(findings_of(report, "nccl_all_reduce_failed").empty());
+    }
+}
+
+TEST_CASE("dcgm: the driver's recovery action, read as DCGM reads it", "[nccl][dcgm]") {
+    if (skip_without_prerequisites()) return;
+    SECTION("drain-p2p: peer traffic stops (NCCL_P2P_DISABLE=1), the job goes on, degraded") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, "", "recovery_action = \"drain-p2p\""));
+        INFO(result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["verdict"] == "degraded");
+        CHECK(report["gpus"][0]["health"]["recovery_action"] == "drain-p2p");
+        CHECK(findings_of(report, "gpu_recovery_drain_p2p").size() == 1);
+        CHECK(nccl_settings(dir)["NCCL_P2P_DISABLE"] == "1");
+        CHECK(has(result.err, "awaits recovery action drain-p2p"));
+    }
+    SECTION("gpu-reset: the run fails before the job starts") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, "", "recovery_action = \"gpu-reset\""));
+        INFO(result.err);
+        CHECK(result.exit_code != 0);
+        const auto report = e2e::report(result);
+        CHECK(report["verdict"] == "failed");
+        CHECK(findings_of(report, "gpu_recovery_reset").size() == 1);
+        CHECK(has(result.err, "needs a reset"));
+    }
+    SECTION("none, on both GPUs: nothing to say") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, "", "recovery_action = \"none\""));
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["verdict"] == "ok");
+        CHECK(report["gpus"][0]["health"]["recovery_action"] == "none");
+        CHECK_FALSE(report["gpus"][1]["health"].contains("recovery_action"));  // its driver does not say
+    }
+}
+
+TEST_CASE("dcgm: link error counters read before the copies and after them", "[nccl][dcgm]") {
+    if (skip_without_prerequisites()) return;
+    const std::string counters = "link_errors = { nvlink_replay = 2, nvlink_crc = 40, pcie_replays = 3 }";
+    SECTION("steady counters: read twice, nothing found") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true), machine(dir, "", counters));
+        INFO(result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        const auto& health = report["gpus"][0]["health"];
+        CHECK(health["link_errors"]["nvlink_replay"] == 2);
+        CHECK(health["link_errors_after_copies"]["nvlink_replay"] == 2);
+        CHECK(findings_of(report, "nvlink_errors").empty());
+        CHECK(report["verdict"] == "ok");
+    }
+    SECTION("replays that rise under the copies mark the GPU degraded, with the counts") {
+        TempDir dir;
+        const auto result = run(dir, venv(dir, true),
+                                machine(dir, "link_error_rise = { nvlink_replay = 4, pcie_replays = 1 }", counters));
+        INFO(result.err);
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["gpus"][0]["health"]["link_errors_after_copies"]["nvlink_replay"] == 6);
+        REQUIRE(findings_of(report, "nvlink_errors").size() == 1);
+        CHECK(report["verdict"] == "degraded");
+        CHECK(findings_of(report, "pcie_replays").empty());  // 1 is within Gen5 x16's allowance
+        CHECK(has(result.err, "4 replays during the copies"));
+        reliability::record("health", "2 H100, GPU 0's NVLink replay counter rises by 4 during the copies",
+                            "nvlink_errors, degraded, the counts before and after in the report", "nothing");
+    }
+}
+
+TEST_CASE("dcgm: Xids in the kernel's log, by GPU", "[nccl][dcgm][xid]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    // GPU 0 sits at bus 0x18, GPU 1 at 0x20 (the fake NVML's layout).
+    e2e::write_file(dir.file("kmsg"), "4,1,1,-;NVRM: Xid (PCI:0000:20:00): 31, pid=77, name=python, MMU Fault\n"
+                                      "3,2,2,-;NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.\n");
+    SECTION("a critical Xid on GPU 0 fails the run; GPU 1's application fault is listed, not judged") {
+        const auto result =
+            run(dir, venv(dir, true), machine(dir, ""), {{"PROVISION_TEST_KMSG", dir.file("kmsg")}});
+        INFO(result.err);
+        const auto report = e2e::report(result);
+        REQUIRE(report["gpus"][0]["health"]["xids"].size() == 1);
+        CHECK(report["gpus"][0]["health"]["xids"][0]["xid"] == 79);
+        CHECK(report["gpus"][1]["health"]["xids"][0]["xid"] == 31);
+        const auto critical = findings_of(report, "xid_critical");
+        REQUIRE(critical.size() == 1);
+        CHECK(critical[0]["gpu"] == 0);
+        CHECK(report["verdict"] == "failed");
+        CHECK(has(result.err, "Xid 79 (GPU has fallen off the bus)"));
+    }
+    SECTION("a log that cannot be read says so; it is never \"no Xids\"") {
+        const auto result = run(dir, venv(dir, true), machine(dir, ""),
+                                {{"PROVISION_TEST_KMSG", dir.file("no-such-log")}});
+        const auto report = e2e::report(result);
+        CHECK(report["gpus"][0]["health"]["xids"] == "not-read");
+        CHECK(has(report["driver"]["kernel_log_unread"].get<std::string>(), "no-such-log cannot be read"));
+        CHECK(report["verdict"] == "ok");
+    }
 }

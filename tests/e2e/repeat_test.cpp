@@ -483,3 +483,53 @@ TEST_CASE("--repeat: a GPU other processes hold is left alone; its last proof st
                         "provision_proof_timestamp_seconds; health degraded (memory_in_use); proved again once idle",
                         "nothing (the job's memory is left alone)");
 }
+
+TEST_CASE("--repeat: the driver's Xid events between rounds, where the kernel's log cannot be read",
+          "[publish][repeat][xid]") {
+    TempDir dir;
+    write_machine(dir, "");
+    const std::string out = dir.file("stdout");
+    std::map<std::string, std::string> env = {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                                              {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+                                              {"PROVISION_FAKE_GPU_FIXTURE", dir.file("machine.toml")},
+                                              {"PROVISION_TEST_KMSG", dir.file("no-kernel-log")},
+                                              {"PROVISION_DETECT_TIMEOUT", "20"}};
+    publish_test::Background provision({PROVISION_BINARY, "--repeat", "0.05", "--json", "--no-validate",
+                                        "--site-packages", e2e::site_packages("torch-only")},
+                                       env, dir.file("provision.log"), {publish_test::StdoutTo::file, out});
+    REQUIRE(provision.pid() > 0);
+    // The last whole report on stdout.
+    const auto last_report = [&] {
+        const std::string text = std::filesystem::exists(out) ? e2e::read_file(out) : "";
+        const auto end = text.rfind('\n');
+        if (end == std::string::npos) return nlohmann::json();
+        const auto start = text.rfind('\n', end - 1);
+        return nlohmann::json::parse(text.substr(start == std::string::npos ? 0 : start + 1,
+                                                 end - (start == std::string::npos ? 0 : start + 1)));
+    };
+    wait_or_fail(dir, [&] { return last_report().contains("gpus"); }, "a round's report");
+    auto report = last_report();
+    // Watched, none yet: an empty list, and since when.
+    CHECK(report["gpus"][0]["health"]["xids"] == nlohmann::json::array());
+    CHECK(report["driver"]["xid_events_since"].get<std::int64_t>() <= std::time(nullptr));
+    CHECK(e2e::has(report["driver"]["kernel_log_unread"].get<std::string>(), "no-kernel-log cannot be read"));
+
+    // The driver raises Xid 79 on the GPU: a later round has it, and fails.
+    std::string text = e2e::read_file(dir.file("machine.toml"));
+    text += "\n[faults]\nxid_events = [{ gpu = 0, xid = 79 }]\n";
+    e2e::write_file(dir.file(".machine.next"), text);
+    std::filesystem::rename(dir.file(".machine.next"), dir.file("machine.toml"));
+    wait_or_fail(dir, [&] { return last_report()["verdict"] == "failed"; }, "a round with the Xid");
+    report = last_report();
+    REQUIRE(report["gpus"][0]["health"]["xids"].size() == 1);
+    CHECK(report["gpus"][0]["health"]["xids"][0]["xid"] == 79);
+    // And every round after it, until provision restarts.
+    const std::size_t lines_now = rounds_in(out);
+    wait_or_fail(dir, [&] { return rounds_in(out) >= lines_now + 2; }, "two more rounds");
+    CHECK(last_report()["gpus"][0]["health"]["xids"].size() == 1);
+    CHECK(provision.stop(SIGTERM, 5s) == 143);
+    reliability::record("repeat", "--repeat with the kernel log unreadable; the driver raises Xid 79 mid-run",
+                        "each round's xids are NVML's events since the watch began (said in driver.xid_events_since); "
+                        "the round after the event has Xid 79 and fails, and so do the rounds after it",
+                        "nothing");
+}

@@ -36,7 +36,7 @@ std::vector<std::size_t> positions(provision::TableReader& reader, const std::st
 void read_faults(const toml::table& table, const std::string& file, Machine& machine) {
     provision::TableReader reader(table, file, "[faults]");
     reader.reject_unknown_keys({"nvml_init_error", "nvml_init_delay_ms", "nvml_init_slow_ms", "cuda_init_error", "cuda_init_delay_ms", "context_delay_ms",
-                                "handle_open_delay_ms", "contexts_meet", "openings_meet", "host_numa_id", "fabric_states", "listed_processes", "lost_gpus", "cuda_order", "failing_calls"});
+                                "handle_open_delay_ms", "contexts_meet", "openings_meet", "host_numa_id", "fabric_states", "listed_processes", "lost_gpus", "cuda_order", "failing_calls", "link_error_rise", "xid_events"});
     const std::size_t gpus = machine.fixture.gpus.size();
     machine.nvml_init_error = integer(reader, "nvml_init_error");
     machine.nvml_init_delay_ms = integer(reader, "nvml_init_delay_ms", 0);
@@ -68,6 +68,19 @@ void read_faults(const toml::table& table, const std::string& file, Machine& mac
                               : state == "completed"  ? 3 : -1;
             if (value < 0) provision::throw_at(element, file, "a fabric state is not-supported, not-started, in-progress or completed");
             machine.fabric_states.push_back(value);
+        }
+    }
+    if (const toml::node* rise = reader.node("link_error_rise"))
+        machine.link_error_rise = provision::read_link_error_counts(*rise, file, "'link_error_rise' in [faults]");
+    if (const toml::node* events = reader.node("xid_events")) {
+        const toml::array* array = events->as_array();
+        if (!array) provision::throw_at(*events, file, "'xid_events' must be an array of tables");
+        for (const toml::node& element : *array) {
+            if (!element.is_table()) provision::throw_at(element, file, "each Xid event must be a table");
+            provision::TableReader event(*element.as_table(), file, "an Xid event");
+            event.reject_unknown_keys({"gpu", "xid"});
+            machine.xid_events.push_back({static_cast<std::size_t>(integer(event, "gpu", 0, static_cast<int>(gpus) - 1)),
+                                          integer(event, "xid", 0, 9999)});
         }
     }
     machine.lost_gpus = positions(reader, "lost_gpus", gpus);

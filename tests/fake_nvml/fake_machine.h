@@ -33,6 +33,15 @@
 //                                 #   NVML_ERROR_GPU_IS_LOST, libcuda omits them
 //   cuda_order = [1, 0]           # CUDA's enumeration order as fixture
 //                                 #   positions (CUDA_DEVICE_ORDER=FASTEST_FIRST)
+//   link_error_rise = { nvlink_crc = 500, pcie_replays = 3 }
+//                                 # every GPU's link error counters (the keys of
+//                                 #   [gpus.health.link_errors]) read this much higher
+//                                 #   from their second reading in a process on, as a
+//                                 #   link that fails under the copies
+//   xid_events = [{ gpu = 0, xid = 79 }]
+//                                 # Xid events an NVML event set delivers, each once,
+//                                 #   to a set its GPU is registered with; the file is
+//                                 #   read again at each wait, so a test can add some
 //   failing_calls = [{ function = "nvmlDeviceGetMemoryInfo", gpu = 1, error = 999 }]
 //                                 # "cuMemCreate.host_numa" fails only host NUMA memory;
 //                                 #   "cuIpcGetMemHandle" is asked at export (legacy)
@@ -78,6 +87,12 @@ struct Machine {
     std::vector<std::size_t> lost_gpus;
     std::vector<std::size_t> cuda_order;  // empty: fixture order
     std::vector<FailingCall> failing_calls;
+    provision::LinkErrorCounts link_error_rise;
+    struct XidEvent {
+        std::size_t gpu = 0;
+        int xid = 0;
+    };
+    std::vector<XidEvent> xid_events;
 
     bool lost(std::size_t gpu) const;
     // The error `function` must return for `gpu`, or 0.

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -109,9 +110,22 @@ FAKE_EXPORT nvml::Return nvmlInit_v2() {
     return nvml::SUCCESS;
 }
 
+// How often each GPU's link counters were read in this NVML session
+// ([gpu][counter], link 0's): [faults] link_error_rise applies from the
+// second reading on.
+static std::mutex readings_mutex;
+static std::vector<std::vector<unsigned>> readings;
+
+// A session's end: the next one's counters read as at first again.
+static void forget_counter_readings() {
+    std::lock_guard lock(readings_mutex);
+    readings.clear();
+}
+
 // Each nvmlShutdown is logged to $PROVISION_FAKE_NVML_SHUTDOWN_LOG.
 FAKE_EXPORT nvml::Return nvmlShutdown() {
     record_call("PROVISION_FAKE_NVML_SHUTDOWN_LOG", "nvmlShutdown");
+    forget_counter_readings();
     std::lock_guard lock(state_mutex);
     if (!state) return nvml::ERROR_UNINITIALIZED;
     state.reset();
@@ -256,7 +270,7 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetRemappedRows(nvml::Device device, unsigned
     if (!corrected || !uncorrected || !pending || !failure) return nvml::ERROR_INVALID_ARGUMENT;
     const auto& health = health_of(*current, gpu);
     *corrected = 0;
-    *uncorrected = health.row_remap_pending.value_or(false) ? 1 : 0;
+    *uncorrected = health.uncorrectable_remapped_rows.value_or(health.row_remap_pending.value_or(false) ? 1 : 0);
     *pending = health.row_remap_pending.value_or(false) ? 1 : 0;
     *failure = health.row_remap_failure.value_or(false) ? 1 : 0;
     return nvml::SUCCESS;
@@ -513,5 +527,192 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetMaxPcieLinkGeneration(nvml::Device device,
 }
 FAKE_EXPORT nvml::Return nvmlDeviceGetMaxPcieLinkWidth(nvml::Device device, unsigned* value) {
     return pcie_figure(device, "nvmlDeviceGetMaxPcieLinkWidth", value, &provision::PcieLink::max_width);
+}
+#endif
+
+#ifndef FAKE_OLD_DRIVER
+// DCGM's signals.  A count the fixture leaves out answers NOT_SUPPORTED; a
+// GPU's link counters sit on its link 0 (the others read 0), and from a
+// counter's second reading in this process on they read higher by [faults]
+// link_error_rise.
+namespace {
+
+// `base` risen by `rise` once this is not the first reading of `counter`
+// on `gpu`; empty where the fixture has no such counter.
+std::optional<std::uint64_t> counter_reading(const fake::Machine& machine, std::size_t gpu, std::size_t counter,
+                                             std::optional<std::uint64_t> base, std::optional<std::uint64_t> rise) {
+    if (!base) return std::nullopt;
+    std::lock_guard lock(readings_mutex);
+    if (readings.size() <= gpu) readings.resize(machine.fixture.gpus.size());
+    auto& counts = readings[gpu];
+    if (counts.size() <= counter) counts.resize(counter + 1);
+    const bool later = counts[counter]++ > 0;
+    return *base + (later ? rise.value_or(0) : 0);
+}
+
+enum Counter : std::size_t { replay, recovery, crc_flit, crc_data, recovery_events, recovery_failed, symbol_errors, pcie };
+
+}  // namespace
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetRetiredPages(nvml::Device device, int cause, unsigned* count,
+                                                   unsigned long long* addresses) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetRetiredPages", current, gpu); code != nvml::SUCCESS) return code;
+    if (!count) return nvml::ERROR_INVALID_ARGUMENT;
+    const auto pages = health_of(*current, gpu).retired_pages;
+    if (!pages) return nvml::ERROR_NOT_SUPPORTED;
+    // All of them retired for double-bit errors.
+    const auto retired = cause == nvml::page_retirement_double_bit ? static_cast<unsigned>(*pages) : 0u;
+    const bool room = *count >= retired;
+    if (room && addresses)
+        for (unsigned i = 0; i < retired; ++i) addresses[i] = 0x1000ull * i;
+    *count = retired;
+    return room ? nvml::SUCCESS : nvml::ERROR_INSUFFICIENT_SIZE;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetNvLinkErrorCounter(nvml::Device device, unsigned link, int counter,
+                                                         unsigned long long* value) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup_link(device, link, "nvmlDeviceGetNvLinkErrorCounter", current, gpu); code != nvml::SUCCESS) return code;
+    if (!value || counter < nvml::nvlink_error_dl_replay || counter > nvml::nvlink_error_dl_crc_data)
+        return nvml::ERROR_INVALID_ARGUMENT;
+    const auto& base = health_of(*current, gpu).link_errors;
+    const auto& rise = current->link_error_rise;
+    std::optional<std::uint64_t> reading;
+    // CRC errors: all of them counted as flit errors.
+    switch (counter) {
+        case nvml::nvlink_error_dl_replay: reading = base.nvlink_replay; break;
+        case nvml::nvlink_error_dl_recovery: reading = base.nvlink_recovery; break;
+        case nvml::nvlink_error_dl_crc_flit: reading = base.nvlink_crc; break;
+        default: reading = base.nvlink_crc ? std::optional<std::uint64_t>(0) : std::nullopt; break;
+    }
+    if (!reading) return nvml::ERROR_NOT_SUPPORTED;
+    if (link == 0) {
+        const std::optional<std::uint64_t> risen[] = {rise.nvlink_replay, rise.nvlink_recovery, rise.nvlink_crc, {}};
+        reading = counter_reading(*current, gpu, static_cast<std::size_t>(counter), reading, risen[counter]);
+    }
+    *value = link == 0 ? *reading : 0;
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetPcieReplayCounter(nvml::Device device, unsigned* value) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetPcieReplayCounter", current, gpu); code != nvml::SUCCESS)
+        return code;
+    if (!value) return nvml::ERROR_INVALID_ARGUMENT;
+    const auto replays = health_of(*current, gpu).link_errors.pcie_replays;
+    const auto reading = counter_reading(*current, gpu, pcie, replays ? std::optional<std::uint64_t>(*replays) : std::nullopt,
+                                         current->link_error_rise.pcie_replays);
+    if (!reading) return nvml::ERROR_NOT_SUPPORTED;
+    *value = static_cast<unsigned>(*reading);
+    return nvml::SUCCESS;
+}
+
+// The GPU's recovery action and, on Blackwell, its NVLinks' recovery and
+// symbol-error fields, each with its own answer; other fields NOT_SUPPORTED.
+FAKE_EXPORT nvml::Return nvmlDeviceGetFieldValues(nvml::Device device, int count, nvml::FieldValue* values) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetFieldValues", current, gpu); code != nvml::SUCCESS) return code;
+    if (count < 0 || (count > 0 && !values)) return nvml::ERROR_INVALID_ARGUMENT;
+    const auto& health = health_of(*current, gpu);
+    const auto& fixture_gpu = current->fixture.gpus[gpu];
+    const bool blackwell = fixture_gpu.compute_capability.major >= 10;
+    const unsigned links = fixture_gpu.nvlinks ? fixture_gpu.nvlinks->total : 0;
+    for (int i = 0; i < count; ++i) {
+        auto& field = values[i];
+        field.nvml_return = nvml::ERROR_NOT_SUPPORTED;
+        field.value_type = nvml::value_type_unsigned_long_long;
+        std::optional<std::uint64_t> reading;
+        if (field.field_id == nvml::field_gpu_recovery_action) {
+            if (health.recovery_action) {
+                field.value_type = nvml::value_type_unsigned_int;
+                field.value.ui = *health.recovery_action == provision::RecoveryAction::unknown
+                                     ? 77u
+                                     : static_cast<unsigned>(*health.recovery_action);
+                field.nvml_return = nvml::SUCCESS;
+            }
+            continue;
+        }
+        if (!blackwell || field.scope_id >= links) continue;
+        const auto& base = health.link_errors;
+        const auto& rise = current->link_error_rise;
+        // Link 0 holds the count; the other links read 0 where it is read at all.
+        const auto on_link = [&](std::size_t counter, const std::optional<std::uint64_t>& count,
+                                 const std::optional<std::uint64_t>& more) -> std::optional<std::uint64_t> {
+            if (!count) return std::nullopt;
+            return field.scope_id == 0 ? counter_reading(*current, gpu, counter, count, more) : 0;
+        };
+        switch (field.field_id) {
+            case nvml::field_nvlink_recovery_events:
+                reading = on_link(recovery_events, base.nvlink_recovery_events, rise.nvlink_recovery_events);
+                break;
+            case nvml::field_nvlink_recovery_failed:
+                reading = on_link(recovery_failed, base.nvlink_recovery_failed, rise.nvlink_recovery_failed);
+                break;
+            case nvml::field_nvlink_symbol_errors:
+                reading = on_link(symbol_errors, base.nvlink_symbol_errors, rise.nvlink_symbol_errors);
+                break;
+            default: break;
+        }
+        if (reading) {
+            field.value.ull = *reading;
+            field.nvml_return = nvml::SUCCESS;
+        }
+    }
+    return nvml::SUCCESS;
+}
+
+// Xid events.  A set remembers the GPUs registered with it and how many of
+// the fixture's events it delivered; each wait reads the fixture again.
+namespace {
+
+struct FakeEventSet {
+    std::vector<bool> registered;
+    std::size_t delivered = 0;
+};
+
+}  // namespace
+
+FAKE_EXPORT nvml::Return nvmlEventSetCreate(nvml::EventSet* set) {
+    if (!set) return nvml::ERROR_INVALID_ARGUMENT;
+    if (!machine()) return nvml::ERROR_UNINITIALIZED;
+    *set = reinterpret_cast<nvml::EventSet>(new FakeEventSet);
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceRegisterEvents(nvml::Device device, unsigned long long types, nvml::EventSet set) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceRegisterEvents", current, gpu); code != nvml::SUCCESS) return code;
+    if (!set || types != nvml::event_type_xid_critical_error) return nvml::ERROR_INVALID_ARGUMENT;
+    auto& registered = reinterpret_cast<FakeEventSet*>(set)->registered;
+    if (registered.size() <= gpu) registered.resize(gpu + 1);
+    registered[gpu] = true;
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlEventSetWait_v2(nvml::EventSet set, nvml::EventData* data, unsigned timeout_ms) {
+    if (!set || !data) return nvml::ERROR_INVALID_ARGUMENT;
+    auto& events = *reinterpret_cast<FakeEventSet*>(set);
+    const auto now = fake::load_machine("fake NVML");
+    if (now)
+        while (events.delivered < now->xid_events.size()) {
+            const auto& event = now->xid_events[events.delivered++];
+            if (event.gpu >= events.registered.size() || !events.registered[event.gpu]) continue;
+            *data = {handle_of(event.gpu), nvml::event_type_xid_critical_error,
+                     static_cast<unsigned long long>(event.xid), 0xFFFFFFFFu, 0xFFFFFFFFu};
+            return nvml::SUCCESS;
+        }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 100u)));
+    return nvml::ERROR_TIMEOUT;
+}
+
+FAKE_EXPORT nvml::Return nvmlEventSetFree(nvml::EventSet set) {
+    delete reinterpret_cast<FakeEventSet*>(set);
+    return nvml::SUCCESS;
 }
 #endif

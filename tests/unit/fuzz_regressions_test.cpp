@@ -23,6 +23,7 @@
 #include "fuzz/recipe_target.h"
 #include "fuzz/settings_target.h"
 #include "fuzz/version_target.h"
+#include "fuzz/xid_log_target.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -122,4 +123,8 @@ TEST_CASE("fuzz inputs: settings", "[fuzz]") {
 
 TEST_CASE("fuzz inputs: PCIe link", "[fuzz]") {
     CHECK(run_all("fuzz_pcie_link", fuzz::pcie_link::one_input) >= 6);
+}
+
+TEST_CASE("fuzz inputs: the kernel log's Xids", "[fuzz]") {
+    CHECK(run_all("fuzz_xid_log", fuzz::xid_log::one_input) >= 4);
 }

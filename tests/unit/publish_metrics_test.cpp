@@ -150,7 +150,7 @@ TEST_CASE("links: each pair's state, the measured peer and host bandwidths in by
     const Report report = two_h100_report();
     const auto families = parse(render_metrics(finished(report)));
     const auto& states = families.at("provision_link_state").samples;
-    CHECK(states.size() == 6);
+    CHECK(states.size() == 7);
     CHECK(std::count(states.begin(), states.end(),
                      "provision_link_state{gpu=\"0\",peer_gpu=\"1\",path=\"NV18\",state=\"ok\"} 1") == 1);
     CHECK(families.at("provision_link_bandwidth_bytes_per_second").samples ==
@@ -162,6 +162,28 @@ TEST_CASE("links: each pair's state, the measured peer and host bandwidths in by
     CHECK(host.size() == 3);
     CHECK(host.at(0) == "provision_host_copy_bandwidth_bytes_per_second{gpu=\"0\",UUID=\"GPU-8932f937-d72c-4106-"
                         "c12f-20bd9faed9f0\",direction=\"host_to_device\"} 52100000000");
+}
+
+TEST_CASE("each GPU's link error counters and recovery action, as far as the driver reads them") {
+    Report report = two_h100_report();
+    auto& first = report.inventory.gpus[0].health;
+    first.link_errors.nvlink_replay = 3;
+    first.link_errors.nvlink_crc = 0;
+    first.link_errors.pcie_replays = 41;
+    first.recovery_action = RecoveryAction::gpu_reset;
+    const auto families = parse(render_metrics(finished(report)));
+    const std::string gpu0 = "gpu=\"0\",UUID=\"" + report.inventory.gpus[0].uuid + "\"";
+    // GPU 1's driver read none: no sample says 0 for it.
+    CHECK(families.at("provision_gpu_link_errors").samples ==
+          std::vector<std::string>{"provision_gpu_link_errors{" + gpu0 + ",counter=\"nvlink_replay\"} 3",
+                                   "provision_gpu_link_errors{" + gpu0 + ",counter=\"nvlink_crc\"} 0",
+                                   "provision_gpu_link_errors{" + gpu0 + ",counter=\"pcie_replays\"} 41"});
+    const auto& actions = families.at("provision_gpu_recovery_action").samples;
+    CHECK(actions.size() == 6);
+    CHECK(std::count(actions.begin(), actions.end(),
+                     "provision_gpu_recovery_action{" + gpu0 + ",action=\"gpu-reset\"} 1") == 1);
+    CHECK(std::count(actions.begin(), actions.end(),
+                     "provision_gpu_recovery_action{" + gpu0 + ",action=\"none\"} 0") == 1);
 }
 
 TEST_CASE("a --repeat round's phases count from the round's start") {
@@ -196,6 +218,8 @@ TEST_CASE("docs/DESIGN.md lists every metric family provision writes, and no oth
     Report report = two_h100_report();
     report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
     report.validation.busy.push_back({1, "1 other process holds 79000 MiB of its memory", 1764000000});
+    report.inventory.gpus[0].health.recovery_action = RecoveryAction::none;
+    report.inventory.gpus[0].health.link_errors.pcie_replays = 0;
     std::set<std::string> written;
     for (const auto& [name, family] : parse(render_metrics(finished(report)))) written.insert(name);
     CHECK(written == documented_families());
@@ -239,6 +263,8 @@ TEST_CASE("no family repeats a label set in a run with many findings alike; prov
         {-1, -1, "shm_too_small", L::ok, "64 MiB"},
     };
     report.validation.busy.push_back({1, "1 other process holds 79000 MiB of its memory", 1764000000});
+    report.inventory.gpus[1].health.recovery_action = RecoveryAction::drain_p2p;
+    report.inventory.gpus[1].health.link_errors.nvlink_crc = 12;
     report.verdict = L::failed;
     const auto families = parse(render_metrics(finished(report)));
     // Every family is written, and none repeats a label set.

@@ -1,0 +1,72 @@
+// Fuzz target: the kernel's log as the Xid reader takes it (src/gpu/xid_log.h),
+// a file of records one a line standing in for /dev/kmsg.  The input is the
+// log; each of its lines is also parsed alone.  Beyond "no crash, no
+// sanitizer report" it checks that the reader keeps its bounds, that every
+// event it gives is one the record parser gives for some line, and that an
+// event's fields are what the report may print: a short Xid, a bus id of hex
+// digits, colons and dots, a message without control bytes.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "fuzz/fuzz_support.h"
+#include "gpu/xid_log.h"
+
+namespace fuzz::xid_log {
+
+// A log file of this process's own, removed when the process ends.
+class LogFile {
+public:
+    LogFile()
+        : path_(std::filesystem::temp_directory_path() / ("provision-fuzz-kmsg-" + std::to_string(::getpid()))) {}
+    ~LogFile() {
+        std::error_code ignored;
+        std::filesystem::remove(path_, ignored);
+    }
+    LogFile(const LogFile&) = delete;
+    LogFile& operator=(const LogFile&) = delete;
+
+    std::string write(std::string_view text) const {
+        std::ofstream(path_, std::ios::binary | std::ios::trunc).write(text.data(), static_cast<std::streamsize>(text.size()));
+        return path_.string();
+    }
+
+private:
+    std::filesystem::path path_;
+};
+
+inline void check_event(const provision::XidEvent& event) {
+    FUZZ_CHECK(event.xid >= 0 && event.xid <= 9999);
+    FUZZ_CHECK(!event.bus_id.empty() && event.bus_id.size() <= 16);
+    for (const char c : event.bus_id)
+        FUZZ_CHECK((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == ':' || c == '.');
+    FUZZ_CHECK(event.message.size() <= 4 * 160 + 8);
+    for (const char c : event.message) FUZZ_CHECK(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f);
+}
+
+inline void one_input(std::string_view input) {
+    static const LogFile log_file;
+    std::size_t parsed = 0;
+    for (std::size_t at = 0; at <= input.size();) {
+        const std::size_t end = std::min(input.find('\n', at), input.size());
+        if (const auto event = provision::parse_xid_record(input.substr(at, end - at))) {
+            check_event(*event);
+            ++parsed;
+        }
+        at = end + 1;
+    }
+    const provision::XidLog log = provision::read_xid_log(log_file.write(input));
+    FUZZ_CHECK(log.read);
+    FUZZ_CHECK(log.events.size() <= provision::kMostXidEvents);
+    for (const auto& event : log.events) check_event(event);
+    // Lines within the record bound are read whole: as many events as parsed alone.
+    if (input.size() <= provision::kLongestLogRecord && !log.cut) FUZZ_CHECK(log.events.size() == parsed);
+}
+
+}  // namespace fuzz::xid_log
