@@ -51,8 +51,8 @@ std::string selected(const e2e::Result& result) {
 
 TEST_CASE("every GPU family gets the reference matrix's mechanism with all packages installed") {
     const std::vector<std::tuple<std::string, std::string, std::string, std::string>> rows = {
-        {"NVIDIA B200", "10.0", "blackwell", "sage"},
-        {"NVIDIA GeForce RTX 5090", "12.0", "blackwell", "sage"},
+        {"NVIDIA B200", "10.0", "blackwell_datacenter", "sage"},
+        {"NVIDIA GeForce RTX 5090", "12.0", "blackwell_consumer", "sage"},
         {"NVIDIA H100 80GB HBM3", "9.0", "hopper", "flash3"},
         {"NVIDIA L40S", "8.9", "ada", "flash2"},
         {"NVIDIA A100-SXM4-80GB", "8.0", "ampere", "flash2"},
