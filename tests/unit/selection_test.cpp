@@ -199,11 +199,12 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
     }
     SECTION("an unknown name is a usage error listing the valid ones") {
         try {
-            override_from({{"PROVISION_ATTENTION", "flash4"}}, generic, recipes());
+            override_from({{"PROVISION_ATTENTION", "flash5"}}, generic, recipes());
             FAIL("no error");
         } catch (const Error& error) {
             CHECK(error.code() == ExitCode::usage);
-            CHECK_THAT(error.what(), Catch::Contains("valid: eager, flash2, flash3, flex, sage, sdpa, xformers, auto"));
+            CHECK_THAT(error.what(), Catch::Contains("valid: cudnn, eager, flash2, flash3, flash4, flashinfer, flex, "
+                                                     "sage, sdpa, xformers, auto"));
         }
     }
 }
@@ -248,7 +249,7 @@ TEST_CASE("an override the workload has no use for is refused, naming what it ac
         CHECK(decision.outcome == DecisionOutcome::override_refused);
         CHECK_THAT(decision.reason, Catch::Contains("PROVISION_ATTENTION=sdpa cannot be served"));
         CHECK_THAT(decision.reason, Catch::Contains("the 'vllm' workload cannot use sdpa"));
-        CHECK_THAT(decision.reason, Catch::Contains("accepts: eager, flash2, flash3, flex"));
+        CHECK_THAT(decision.reason, Catch::Contains("accepts: eager, flash2, flash3, flash4, flashinfer, flex"));
         const auto sdpa = std::find_if(decision.candidates.begin(), decision.candidates.end(),
                                        [](const Candidate& c) { return c.mechanism == "sdpa"; });
         REQUIRE(sdpa != decision.candidates.end());
@@ -277,11 +278,11 @@ TEST_CASE("an override the workload has no use for is refused, naming what it ac
         CHECK(decision.mechanism.empty());
         CHECK(decision.outcome == DecisionOutcome::override_refused);
     }
-    SECTION("the generic workload takes every mechanism") {
+    SECTION("the generic workload takes every mechanism but FlashInfer, a serving library") {
         const auto& generic = recipes().workloads.at("generic");
         for (const auto& name : recipes().mechanism_names()) {
             INFO(name);
-            CHECK(workload_accepts(generic, name));
+            CHECK(workload_accepts(generic, name) == (name != "flashinfer"));
         }
     }
 }
