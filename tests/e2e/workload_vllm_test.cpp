@@ -160,7 +160,7 @@ TEST_CASE("vllm: a mechanism vLLM has no backend for is refused, unless forced")
         CHECK(handoff.result.exit_code == 4);
         CHECK(handoff.arguments.empty());
         CHECK_THAT(handoff.result.err, Catch::Contains("the 'vllm' workload cannot use sdpa"));
-        CHECK_THAT(handoff.result.err, Catch::Contains("accepts: eager, flash2, flash3, flex"));
+        CHECK_THAT(handoff.result.err, Catch::Contains("accepts: eager, flash2, flash3, flash4, flashinfer, flex"));
     }
     SECTION("forced: handed off with a warning and no backend flag") {
         const auto handoff = workload_e2e::hand_off(options, kCommand, {"PROVISION_ATTENTION"},
