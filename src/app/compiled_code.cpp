@@ -8,8 +8,10 @@
 #include "health/device_code_words.h"
 #include "health/extension_findings.h"
 #include "native/cuda_compat.h"
+#include "native/cudnn_files.h"
 #include "native/driver_compat.h"
 #include "native/extension_files.h"
+#include "native/loader_folders.h"
 #include "native/torch_symbols.h"
 #include "native/torch_build.h"
 #include "packages/installed_files.h"
@@ -49,8 +51,17 @@ ExtensionEvidence gather_evidence(const InstalledPackage& package, std::vector<s
     ExtensionEvidence evidence;
     evidence.package = package;
     evidence.mechanisms = std::move(mechanisms);
+    // Shared objects, and the cubins some packages ship beside them
+    // (flashinfer-cubin: kernels loaded from .cubin files at run time).
     std::string error;
-    if (const auto modules = installed_files_ending(package.location, ".so", error))
+    auto modules = installed_files_ending(package.location, ".so", error);
+    if (modules) {
+        if (auto cubins = installed_files_ending(package.location, ".cubin", error))
+            modules->insert(modules->end(), cubins->begin(), cubins->end());
+        else
+            modules.reset();
+    }
+    if (modules)
         evidence.files = native::read_extension_files(*modules);
     else
         evidence.why_unverified = fmt::format("its RECORD {}", error);
@@ -132,6 +143,31 @@ CompiledCode judge_compiled_code(const RecipeSet& recipes, const WorkloadSpec& w
         out.findings.insert(out.findings.end(), judgement.findings.begin(), judgement.findings.end());
     }
     return out;
+}
+
+std::optional<CudnnInstall> find_torch_cudnn(const std::optional<TorchFiles>& torch, const PackageIndex& packages,
+                                             const std::string& ld_library_path, const std::string& ld_so_conf_dir) {
+    // A CPU or ROCm torch loads no cuDNN; torch known only by its dist-info
+    // (a simulated tree) has its wheels' word alone.
+    if (torch && torch->build.backend != native::TorchBackend::cuda) return std::nullopt;
+    auto from_file = [](const native::CudnnFile& file) {
+        return CudnnInstall{file.version, fmt::format("the file name {}", file.path.substr(file.path.rfind('/') + 1)),
+                            file.path};
+    };
+    if (torch)
+        if (auto bundled = native::find_cudnn_file({torch->folder + "/lib"}); bundled && !bundled->version.empty())
+            return from_file(*bundled);
+    // The wheels torch's CUDA builds depend on, newest CUDA first.
+    for (const char* name : {"nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11", "nvidia-cudnn"})
+        if (const InstalledPackage* wheel = packages.find(name))
+            return CudnnInstall{wheel->version, fmt::format("{} {}", wheel->name, wheel->version), wheel->location};
+    if (!torch) return std::nullopt;
+    std::vector<std::string> folders;
+    for (const auto& folder :
+         native::loader_folders(ld_library_path, ld_so_conf_dir, native::default_loader_folders()).folders)
+        folders.push_back(folder.folder);
+    if (auto system = native::find_cudnn_file(folders); system && !system->version.empty()) return from_file(*system);
+    return std::nullopt;
 }
 
 CompatJudgement judge_compat_libraries(const std::string& ld_library_path, const std::string& ld_so_conf_dir,

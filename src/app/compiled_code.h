@@ -38,6 +38,14 @@ CompiledCode judge_compiled_code(const RecipeSet& recipes, const WorkloadSpec& w
                                  const std::optional<TorchFiles>& torch,
                                  const std::optional<std::string>& override_mechanism, PackageIndex& packages);
 
+// The cuDNN the workload's torch loads (a CUDA build's only): a copy in
+// torch/lib named with its version, else the nvidia-cudnn wheel torch
+// depends on (its dist-info's version), else a library named with its
+// version in the loader's folders (`ld_library_path`, the *.conf files of
+// `ld_so_conf_dir`, the system's defaults).  Nothing when none tells.
+std::optional<CudnnInstall> find_torch_cudnn(const std::optional<TorchFiles>& torch, const PackageIndex& packages,
+                                             const std::string& ld_library_path, const std::string& ld_so_conf_dir);
+
 struct CompatJudgement {
     std::vector<Finding> findings;
     std::vector<std::string> notes;  // configuration files that could not be read

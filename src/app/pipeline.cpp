@@ -198,6 +198,10 @@ RecipeSet load_recipes(const Options& options, std::vector<std::string>& notes) 
 void judge_native_code(const Options& options, const RecipeSet& recipes, const WorkloadSpec& workload,
                        const std::optional<TorchFiles>& torch, const std::optional<Override>& override_request,
                        PackageIndex& packages, Report& report) {
+    if (auto cudnn = find_torch_cudnn(torch, packages, options.library_path, "/etc/ld.so.conf.d")) {
+        packages.set_cudnn(*cudnn);
+        report.cudnn = std::move(cudnn);
+    }
     CompiledCode compiled = judge_compiled_code(
         recipes, workload, report.inventory, torch,
         override_request ? std::optional<std::string>(override_request->mechanism) : std::nullopt, packages);

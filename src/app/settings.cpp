@@ -201,7 +201,8 @@ const std::vector<Setting> kSettings = {
     {{}, "PYTHONUSERBASE", {}, "where the user site is (default ~/.local)"},
     {{}, "HOME", {}, "the user site's and the recipe cache's home"},
     {{}, "XDG_CACHE_HOME", {}, "the recipe cache's parent folder"},
-    {{}, "LD_LIBRARY_PATH", {}, "searched for CUDA forward-compatibility libraries and the workload's NCCL",
+    {{}, "LD_LIBRARY_PATH", {},
+     "searched for CUDA forward-compatibility libraries, the workload's NCCL and a system cuDNN",
      SettingShape::value, [](const SettingValue& v, Options& o) { o.library_path = last(v); }},
 };
 

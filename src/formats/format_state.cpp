@@ -93,7 +93,7 @@ std::vector<std::string> unmet_package_gates(const FeatureSpec& feature, const I
                                              const PackageIndex& packages) {
     std::vector<std::string> problems;
     for (const auto& gpu : inventory.gpus) {
-        for (const auto& gate : feature.package_gates_on({gpu.architecture})) {
+        for (const auto& gate : feature.package_gates_on({gpu.architecture, gpu.family})) {
             const auto problem = unmet_gate(gate, packages);
             if (!problem) continue;
             const std::string words = fmt::format("{} needs {}", describe_gpu_briefly(gpu), *problem);

@@ -75,6 +75,7 @@ struct Gpu {
     ComputeCapability compute_capability{};
     std::uint64_t memory_mib = 0;
     std::string architecture{};  // filled by classify; empty until then
+    std::string family{};        // the architecture's family ("blackwell"), filled by classify
     GpuHealth health{};
     std::optional<NvLinkCount> nvlinks{};  // set where NVML lists NVLink links for the GPU
     unsigned nvlink_generation = 0;        // 1 to 5 from NVML's NVLink version; 0 unknown

@@ -53,6 +53,25 @@ native::KernelSupport best_module(const native::ExtensionFiles& files, ComputeCa
     return best;
 }
 
+// The CUDA a wheel's local version label names: "0.6.18+cu130" -> 13.0,
+// "0.3.21+cu128" -> 12.8 (flashinfer-jit-cache, sgl-kernel, vLLM and torch
+// wheels name theirs so).  Nullopt without such a label.
+std::optional<native::CudaVersion> cuda_of_local_label(const std::string& version) {
+    const auto plus = version.find('+');
+    if (plus == std::string::npos) return std::nullopt;
+    const std::string local = version.substr(plus + 1);
+    std::size_t start = 0;
+    while (start <= local.size()) {
+        const std::size_t end = std::min(local.find_first_of("._-", start), local.size());
+        const std::string_view segment(local.data() + start, end - start);
+        if (segment.size() == 5 && (segment.starts_with("cu") || segment.starts_with("CU")) &&
+            std::all_of(segment.begin() + 2, segment.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return native::CudaVersion{(segment[2] - '0') * 10 + (segment[3] - '0'), segment[4] - '0'};
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
 class Judge {
 public:
     Judge(const ExtensionEvidence& evidence, const Inventory& inventory, const HealthPolicy& policy)
@@ -176,6 +195,27 @@ public:
                            driver_cuda->str()));
     }
 
+    // A wheel whose version names the CUDA it was built with ("+cu130")
+    // cannot run on a driver that runs less, as torch's own CUDA.
+    void local_label_cuda() {
+        auto& package = judgement_.package;
+        const auto built_with = cuda_of_local_label(package.version);
+        if (!built_with) return;
+        package.cuda = built_with->str();
+        const auto driver_cuda = native::CudaVersion::parse(inventory_.driver.cuda);
+        if (!driver_cuda || inventory_.gpus.empty()) return;
+        const auto compat = native::check_driver(*built_with, *driver_cuda, needs_jit_);
+        if (compat.verdict != native::DriverVerdict::driver_too_old) return;
+        const std::string needed = needed_driver_words(compat);
+        reject(-1, -1, "driver_too_old", "extension_unusable",
+               fmt::format("{} {} was built with CUDA {} (its version says so), but driver {} runs CUDA {} at most, "
+                           "so {} rejected; it needs {}",
+                           package.package, package.version, built_with->str(), inventory_.driver.version,
+                           driver_cuda->str(), mechanism_words(evidence_.mechanisms), needed),
+               fmt::format("built with CUDA {}; the driver runs CUDA {} at most", built_with->str(),
+                           driver_cuda->str()));
+    }
+
     ExtensionJudgement take() { return std::move(judgement_); }
 
 private:
@@ -215,7 +255,10 @@ ExtensionJudgement judge_extension(const ExtensionEvidence& evidence, const Torc
     const auto& files = *evidence.files;
     if (!inventory.gpus.empty()) judge.device_code(files);
     if (torch && exports) judge.torch_symbols(files, *torch, *exports);
-    if (evidence.xformers) judge.xformers_build(*evidence.xformers, torch);
+    if (evidence.xformers)
+        judge.xformers_build(*evidence.xformers, torch);
+    else
+        judge.local_label_cuda();
     ExtensionJudgement judgement = judge.take();
     std::vector<std::string> notes;
     add_limited(notes, files.notes, files.notes_total);

@@ -97,6 +97,9 @@ ReadResult<ElfFile> ElfFile::parse(std::shared_ptr<const ByteSource> source) {
         return ReadError{ReadErrorKind::unsupported,
                          fmt::format("{}: only 64-bit little-endian ELF files are read", file.path())};
     if (!read_struct(bytes, 0, header)) return file.malformed("the ELF header is truncated");
+    file.machine_ = header.e_machine;
+    file.flags_ = header.e_flags;
+    file.abi_version_ = header.e_ident[EI_ABIVERSION];
 
     if (header.e_shoff != 0) {
         std::uint64_t count = header.e_shnum;

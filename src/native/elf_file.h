@@ -50,6 +50,11 @@ public:
 
     const ByteSource& source() const { return *source_; }
     const std::string& path() const { return source_->name(); }
+    // The header's e_machine (EM_CUDA for a cubin), e_flags and
+    // e_ident[EI_ABIVERSION]: a cubin's target architecture is in them.
+    std::uint16_t machine() const { return machine_; }
+    std::uint32_t flags() const { return flags_; }
+    std::uint8_t abi_version() const { return abi_version_; }
     const std::vector<ElfSection>& sections() const { return sections_; }
     // The first section called `name` (".nv_fatbin"), or nullptr.
     const ElfSection* section(std::string_view name) const;
@@ -119,6 +124,9 @@ private:
     ReadResult<std::uint64_t> symbol_count() const;
 
     std::shared_ptr<const ByteSource> source_;
+    std::uint16_t machine_ = 0;
+    std::uint32_t flags_ = 0;
+    std::uint8_t abi_version_ = 0;
     std::vector<ElfSection> sections_;
     std::optional<DynamicTables> dynamic_;
     mutable std::optional<GnuHash> gnu_hash_;

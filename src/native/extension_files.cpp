@@ -2,6 +2,9 @@
 
 #include <set>
 
+#include <fmt/format.h>
+
+#include "native/cubin.h"
 #include "native/torch_symbols.h"
 
 namespace provision::native {
@@ -20,6 +23,17 @@ ExtensionFiles read_extension_files(const std::vector<std::string>& paths) {
             continue;
         }
         files.modules.push_back(path);
+        if (is_cubin(*elf)) {  // one architecture's SASS, loaded as it is: no fatbinary, no symbols
+            const CubinTarget cubin = cubin_target(*elf);
+            if (!cubin.target) {
+                note(fmt::format("{}: {}", path, cubin.problem));
+                continue;
+            }
+            FatbinSummary code = single_target_summary(*cubin.target);
+            merge_into(files.device_code, code);
+            files.module_code.push_back({path, std::move(code)});
+            continue;
+        }
         if (auto code = read_fatbin(*elf)) {
             merge_into(files.device_code, *code);
             if (code->containers > 0) files.module_code.push_back({path, std::move(*code)});

@@ -1,7 +1,8 @@
-// The compiled modules of an installed package (the .so files its RECORD
-// lists), read without loading them: the device code each carries
-// (SageAttention ships one module per architecture), and the torch symbols
-// they need from the dynamic loader.
+// The compiled modules of an installed package (the .so and .cubin files its
+// RECORD lists), read without loading them: the device code each carries
+// (SageAttention ships one module per architecture, flashinfer-cubin one
+// cubin per kernel and architecture), and the torch symbols the .so files
+// need from the dynamic loader.
 #pragma once
 
 #include <string>

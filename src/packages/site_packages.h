@@ -2,6 +2,7 @@
 // without starting Python.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +22,15 @@ struct SkippedPackage {
     std::string name;  // PEP 503 normalised, from the folder's name
     std::string location;
     std::string reason;  // "no METADATA file", "METADATA names 'numpy', not 'torch'" ...
+};
+
+// The cuDNN the workload's torch loads, as its files tell: the version of
+// the nvidia-cudnn wheel torch depends on, or the one a library's file name
+// carries (libcudnn.so.9.10.2 of a system install).
+struct CudnnInstall {
+    std::string version;   // "9.13.0.50"
+    std::string evidence;  // "nvidia-cudnn-cu13 9.13.0.50", "the file name libcudnn.so.9.10.2"
+    std::string path;      // the dist-info folder or the library
 };
 
 class PackageIndex {
@@ -47,6 +57,9 @@ public:
     // recipes' assumptions about what it was built for give way.
     void mark_device_code_read(std::string_view name);
     bool device_code_read(std::string_view name) const;
+    // The cuDNN torch loads, once the compiled-code stage has read it.
+    void set_cudnn(CudnnInstall cudnn) { cudnn_ = std::move(cudnn); }
+    const std::optional<CudnnInstall>& cudnn() const { return cudnn_; }
 
     std::vector<std::string> searched_dirs;  // every folder asked for, in order
     std::vector<std::string> missing_dirs;   // those that could not be read
@@ -58,6 +71,7 @@ private:
     std::unordered_map<std::string, std::size_t> first_by_name_;
     std::unordered_map<std::string, std::string> unusable_;  // normalised name -> why
     std::vector<std::string> device_code_read_;              // normalised names
+    std::optional<CudnnInstall> cudnn_;
 };
 
 // Reads every NAME-VERSION.dist-info (METADATA) and NAME-VERSION.egg-info

@@ -21,7 +21,7 @@ std::optional<ExpectedBandwidth> expected_peer_bandwidth(const GpuPair& pair, co
                                                          const PodRecipe& recipe) {
     if (pair.path == LinkPath::nvlink) {
         const unsigned generation = first.nvlink_generation ? first.nvlink_generation : second.nvlink_generation;
-        const NvLinkFigure* figure = recipe.nvlink_figure(generation, first.architecture);
+        const NvLinkFigure* figure = recipe.nvlink_figure(generation, first.architecture, first.family);
         if (!figure || pair.nvlinks == 0) return std::nullopt;
         return ExpectedBandwidth{figure->gb_per_s_per_link * pair.nvlinks, figure->estimate,
                                  fmt::format("NVLink {}, {} link{}", figure->generation, pair.nvlinks,

@@ -145,13 +145,14 @@ const std::vector<MetricFamily>& metric_table() {
                                *gpu.health.recovery_action);
          }},
         // pci_bus_id (dcgm-exporter's name) joins these labels once the inventory reads it.
-        {"provision_gpu_info", MetricType::gauge, "Each visible GPU: its model, architecture and compute capability.",
+        {"provision_gpu_info", MetricType::gauge, "Each visible GPU: its model, architecture, family and compute capability.",
          true,
          [](const PublishedRun& run, Samples& out) {
              for (const auto& gpu : run.report->inventory.gpus) {
                  Labels labels = gpu_labels(run.report->inventory, gpu.index);
                  labels.emplace_back("model_name", gpu.name);
                  labels.emplace_back("architecture", gpu.architecture);
+                 labels.emplace_back("family", gpu.family);
                  labels.emplace_back("compute_capability", gpu.compute_capability.str());
                  out.push_back({labels, 1});
              }

@@ -80,8 +80,10 @@ const std::vector<LabelRow>& label_table() {
          }},
         {"gpu.family", true, [](const PublishedRun& run, const std::string&) -> Value {
              const Gpu* gpu = least_capable(run);
-             if (!gpu || gpu->architecture.empty()) return std::nullopt;
-             return gpu->architecture;
+             // The family, as GPU Feature Discovery's gpu.family names it
+             // ("blackwell" for datacenter and consumer parts alike).
+             if (!gpu || gpu->family.empty()) return std::nullopt;
+             return gpu->family;
          }},
         {"gpu.product", true, [](const PublishedRun& run, const std::string&) -> Value {
              const Gpu* gpu = least_capable(run);

@@ -91,14 +91,16 @@ void read_variables(TableReader& reader, const std::string& key, std::map<std::s
 
 }  // namespace
 
-const NvLinkFigure* PodRecipe::nvlink_figure(unsigned generation, const std::string& architecture) const {
+const NvLinkFigure* PodRecipe::nvlink_figure(unsigned generation, const std::string& architecture,
+                                             const std::string& family) const {
     for (const auto& figure : nvlink)
         if (generation != 0 && figure.generation == generation) return &figure;
     if (generation != 0) return nullptr;
-    for (const auto& figure : nvlink)
-        if (std::find(figure.architectures.begin(), figure.architectures.end(), architecture) !=
-            figure.architectures.end())
-            return &figure;
+    for (const auto& name : {architecture, family})
+        for (const auto& figure : nvlink)
+            if (!name.empty() &&
+                std::find(figure.architectures.begin(), figure.architectures.end(), name) != figure.architectures.end())
+                return &figure;
     return nullptr;
 }
 

@@ -62,7 +62,10 @@ struct PodRecipe {
     std::vector<KnownBrokenPeerAccess> known_broken_p2p;
     PeerAccessSettings p2p_settings;
 
-    const NvLinkFigure* nvlink_figure(unsigned generation, const std::string& architecture) const;
+    // By NVML's generation, else the first figure naming the GPU's
+    // architecture, else its family.
+    const NvLinkFigure* nvlink_figure(unsigned generation, const std::string& architecture,
+                                      const std::string& family = {}) const;
     const PcieFigure* pcie_figure(unsigned generation) const;
 };
 

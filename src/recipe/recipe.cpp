@@ -37,6 +37,14 @@ const ArchitectureSpec* RecipeSet::architecture(const std::string& name) const {
     return nullptr;
 }
 
+std::vector<std::string> RecipeSet::family_names() const {
+    std::vector<std::string> names;
+    for (const auto& arch : architectures) names.push_back(arch.family_name());
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+}
+
 std::optional<std::string> RecipeSet::canonical_mechanism(const std::string& name) const {
     const std::string wanted = lowercase(name);
     for (const auto& [canonical, spec] : mechanisms) {

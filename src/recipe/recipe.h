@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/compute_capability.h"
@@ -27,7 +28,11 @@ struct ArchitectureSpec {
     std::string name;
     std::vector<ComputeCapability> compute_capabilities;  // exact matches
     CapabilityBounds bounds;                               // or a range
+    // The family it belongs to ("blackwell" for blackwell_datacenter and
+    // blackwell_consumer); empty: a family of its own, of its own name.
+    std::string family;
     bool matches(const ComputeCapability& cc) const;
+    const std::string& family_name() const { return family.empty() ? name : family; }
 };
 
 // One entry of a mechanism's `packages`: any of the alternatives will do
@@ -52,12 +57,22 @@ struct MechanismSpec {
     bool requires_gpu = false;  // true when any compute-capability bound is set
     std::string min_driver_cuda;                              // "12.3"
     std::map<std::string, std::string> min_driver_cuda_for;   // architecture -> version
+    // package -> the driver's CUDA needed while that package is installed
+    // (the CUDA 13 build of the CuTe DSL needs a CUDA 13 driver)
+    std::map<std::string, std::string> min_driver_cuda_with;
+    // Pairs of packages whose versions must agree while both are installed
+    // (flashinfer-cubin and flashinfer-python: FlashInfer refuses to import
+    // otherwise); local version labels ("+cu130") aside.
+    std::vector<std::pair<std::string, std::string>> same_versions;
+    // The least cuDNN the torch build must load ("9.15.1"); empty: none.
+    std::string min_cudnn;
     std::vector<std::string> checks;                          // validation checks it needs
     // The dtype order (PROVISION_DTYPE) where this mechanism is selected, in
     // place of [dtypes] preference; empty: the global one.
     std::vector<std::string> dtype_preference;
 
-    // `packages` and the packages_for entries of `architectures` (the visible GPUs').
+    // `packages` and the packages_for entries of `architectures` (the visible
+    // GPUs' architectures and families).
     std::vector<PackageAlternatives> packages_on(const std::vector<std::string>& architectures) const;
 };
 
@@ -101,7 +116,8 @@ struct MechanismRequirements {
 struct WorkloadSpec {
     std::string name;
     std::string description;
-    // architecture (or "cpu", "default") -> mechanisms in order of preference
+    // architecture or family (or "cpu", "default") -> mechanisms in order of
+    // preference; an architecture's own order wins over its family's
     std::map<std::string, std::vector<std::string>> preference;
     std::map<std::string, SourceRef> preference_source;
     std::map<std::string, std::string> env;       // always written
@@ -183,6 +199,8 @@ struct RecipeSet {
     std::vector<std::string> files;              // every file loaded, in order
 
     const ArchitectureSpec* architecture(const std::string& name) const;
+    // Every family an architecture names, its own included, sorted.
+    std::vector<std::string> family_names() const;
     // Canonical mechanism name for a name or alias (case-insensitive), or nullopt.
     std::optional<std::string> canonical_mechanism(const std::string& name) const;
     std::vector<std::string> mechanism_names() const;

@@ -62,11 +62,24 @@ private:
     void read_node_labels(const toml::table& table, const std::string& file);
     void refer(Reference::Kind kind, const std::string& name, const toml::node& node, const std::string& file,
                const std::string& context);
+    // A family's order set in `file` replaces the orders of its
+    // architectures that earlier files set: the later recipe wins, whichever
+    // of the two it names.
+    void forget_earlier_orders_of_family(WorkloadSpec& spec, const std::string& key, const std::string& file) const;
     void check_references() const;
+    void check_families() const;
 
     RecipeSet set_;
     std::vector<Reference> references_;
 };
+
+// A family's name: what preference orders and per-architecture tables are
+// keyed by, and what node labels publish.
+bool is_recipe_name(std::string_view text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
 
 // A name or value of a recipe as a message shows it: printable(), cut to the
 // echoed length, so no recipe can put control characters in a log line.
@@ -165,6 +178,47 @@ std::vector<PackageAlternatives> read_packages(const toml::node& packages, const
     return result;
 }
 
+// A project name as PEP 508 allows it (letters, digits, '.', '_', '-',
+// alphanumeric at both ends).
+bool is_package_name(std::string_view text) {
+    const auto alnum = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    return !text.empty() && alnum(text.front()) && alnum(text.back()) &&
+           std::all_of(text.begin(), text.end(), [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
+}
+
+// A CUDA version as the driver reports it: MAJOR.MINOR.
+void check_cuda_version(const std::string& text, const toml::node& where_node, const std::string& file,
+                        const std::string& what) {
+    if (!ComputeCapability::parse(text))  // CUDA versions are MAJOR.MINOR like capabilities
+        throw_at(where_node, file, fmt::format("{} must be a CUDA version like \"13.0\", not \"{}\"", what,
+                                               shown(text)));
+}
+
+// `same_versions`: an array of [package, package] pairs.
+std::vector<std::pair<std::string, std::string>> read_package_pairs(const toml::node& node, const std::string& file,
+                                                                    const std::string& where) {
+    const toml::array* array = node.as_array();
+    const std::string what = fmt::format("'same_versions' of {}", where);
+    if (!array) throw_at(node, file, fmt::format("{} must be an array of [package, package] pairs", what));
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (const toml::node& entry : *array) {
+        const toml::array* pair = entry.as_array();
+        if (!pair || pair->size() != 2 || !(*pair)[0].is_string() || !(*pair)[1].is_string())
+            throw_at(entry, file, fmt::format("{} holds [package, package] pairs of two names", what));
+        const std::string first = (*pair)[0].as_string()->get();
+        const std::string second = (*pair)[1].as_string()->get();
+        for (const auto& name : {first, second})
+            if (!is_package_name(name))
+                throw_at(entry, file, fmt::format("{} names \"{}\", which is not a package name", what, shown(name)));
+        if (normalize_package_name(first) == normalize_package_name(second))
+            throw_at(entry, file, fmt::format("{} pairs \"{}\" with itself", what, shown(first)));
+        pairs.emplace_back(normalize_package_name(first), normalize_package_name(second));
+    }
+    return pairs;
+}
+
 void Loader::load_path(const std::string& path) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
@@ -236,7 +290,9 @@ void Loader::read_architectures(const toml::table& table, const std::string& fil
         auto it = std::find_if(set_.architectures.begin(), set_.architectures.end(),
                                [&](const ArchitectureSpec& a) { return a.name == name; });
         if (it == set_.architectures.end()) {
-            set_.architectures.push_back({name, {}, {}});
+            ArchitectureSpec added;
+            added.name = name;
+            set_.architectures.push_back(std::move(added));
             it = std::prev(set_.architectures.end());
         }
         if (auto list = reader.string_array("compute_capabilities")) {
@@ -251,7 +307,15 @@ void Loader::read_architectures(const toml::table& table, const std::string& fil
         }
         if (auto cc = reader.capability("min_compute_capability")) it->bounds.min = cc;
         if (auto cc = reader.capability("max_compute_capability")) it->bounds.max = cc;
-        reader.reject_unknown_keys({"compute_capabilities", "min_compute_capability", "max_compute_capability"});
+        if (auto family = reader.string("family")) {
+            if (!is_recipe_name(*family))
+                throw_at(*reader.node("family"), file,
+                         fmt::format("'family' of {} must be a name of lowercase letters, digits and '_', not \"{}\"",
+                                     where, shown(*family)));
+            it->family = *family == name ? std::string() : *family;
+        }
+        reader.reject_unknown_keys(
+            {"compute_capabilities", "min_compute_capability", "max_compute_capability", "family"});
         if (it->compute_capabilities.empty() && !it->bounds.min && !it->bounds.max)
             throw_at(value, file, fmt::format("{} names no compute capability", where));
     }
@@ -290,6 +354,25 @@ void Loader::read_mechanism(const std::string& name, const toml::table& table, c
                   fmt::format("'min_driver_cuda_for' of {}", where));
         }
     }
+    if (auto v = reader.string_map("min_driver_cuda_with")) {
+        for (const auto& [package, version] : *v) {
+            if (!is_package_name(package))
+                throw_at(*reader.node("min_driver_cuda_with"), file,
+                         fmt::format("'min_driver_cuda_with' of {} names \"{}\", which is not a package name",
+                                     where, shown(package)));
+            check_cuda_version(version, *reader.node("min_driver_cuda_with"), file,
+                               fmt::format("'min_driver_cuda_with.{}' of {}", shown(package), where));
+            spec.min_driver_cuda_with[normalize_package_name(package)] = version;
+        }
+    }
+    if (const toml::node* pairs = reader.node("same_versions")) spec.same_versions = read_package_pairs(*pairs, file, where);
+    if (auto v = reader.string("min_cudnn")) {
+        if (!Version::parse(*v))
+            throw_at(*reader.node("min_cudnn"), file,
+                     fmt::format("'min_cudnn' of {} must be a version like \"9.15.1\", not \"{}\"", where,
+                                 shown(*v)));
+        spec.min_cudnn = *v;
+    }
     if (auto v = reader.string_array("checks")) {
         reject_duplicates(*reader.node("checks"), file, fmt::format("'checks' of {}", where));
         spec.checks = *v;
@@ -299,7 +382,8 @@ void Loader::read_mechanism(const std::string& name, const toml::table& table, c
     if (auto v = read_dtype_list(reader, "dtype_preference", file, where); !v.empty()) spec.dtype_preference = v;
     reader.reject_unknown_keys({"description", "aliases", "packages", "packages_for", "min_compute_capability",
                                 "max_compute_capability", "assumed_max_compute_capability", "min_driver_cuda",
-                                "min_driver_cuda_for", "checks", "dtype_preference"});
+                                "min_driver_cuda_for", "min_driver_cuda_with", "same_versions", "min_cudnn",
+                                "checks", "dtype_preference"});
 }
 
 void Loader::read_check(const std::string& name, const toml::table& table, const std::string& file) {
@@ -387,6 +471,7 @@ void Loader::read_workload(const std::string& name, const toml::table& table, co
             reject_duplicates(value, file, fmt::format("'preference.{}' of {}", shown(arch), where));
             spec.preference[arch] = *list;
             spec.preference_source[arch] = source_of(value, file);
+            forget_earlier_orders_of_family(spec, arch, file);
             if (arch != "cpu" && arch != "default")
                 refer(Reference::architecture, arch, value, file, fmt::format("'preference' of {}", where));
             for (const auto& mechanism : *list)
@@ -589,9 +674,35 @@ void Loader::refer(Reference::Kind kind, const std::string& name, const toml::no
     references_.push_back({kind, name, source_of(node, file), context});
 }
 
+void Loader::forget_earlier_orders_of_family(WorkloadSpec& spec, const std::string& key,
+                                             const std::string& file) const {
+    for (const auto& arch : set_.architectures) {
+        if (arch.family.empty() || arch.family != key) continue;
+        const auto source = spec.preference_source.find(arch.name);
+        if (source == spec.preference_source.end() || source->second.file == file) continue;
+        spec.preference.erase(arch.name);
+        spec.preference_source.erase(source);
+    }
+}
+
+void Loader::check_families() const {
+    for (const auto& arch : set_.architectures) {
+        if (arch.family.empty()) continue;
+        const ArchitectureSpec* other = set_.architecture(arch.family);
+        if (other && other->family_name() != arch.family)
+            throw Error(ExitCode::invalid_input,
+                        fmt::format("[architectures.{}]: its family '{}' is the name of an architecture of family "
+                                    "'{}': a name is one or the other",
+                                    shown(arch.name), shown(arch.family), shown(other->family_name())));
+    }
+}
+
 void Loader::check_references() const {
     std::vector<std::string> architectures, checks;
     for (const auto& a : set_.architectures) architectures.push_back(a.name);
+    for (const auto& family : set_.family_names())
+        if (std::find(architectures.begin(), architectures.end(), family) == architectures.end())
+            architectures.push_back(family);
     for (const auto& [name, spec] : set_.checks) checks.push_back(name);
     const std::vector<std::string> mechanisms = set_.mechanism_names();
     const std::vector<std::string> dtypes = set_.dtype_names();
@@ -619,6 +730,7 @@ void Loader::check_references() const {
 }
 
 RecipeSet Loader::finish() {
+    check_families();
     check_references();
     if (set_.mechanisms.empty()) throw Error(ExitCode::invalid_input, "the recipes define no mechanism");
     return std::move(set_);

@@ -251,6 +251,18 @@ std::string as_json_text(const toml::table& root, JsonLayout layout) {
     return out + "\n";
 }
 
+// Which mechanism would serve these GPUs best, and what keeps it out: the
+// packages it needs, as selection found them (no command is offered: which
+// index or build fits cannot be checked from here).
+std::string best_line(const Candidate& best, const Report& report) {
+    const std::string selected = report.decision.mechanism.empty()
+                                     ? std::string("nothing is selected")
+                                     : fmt::format("{} is selected instead", report.decision.mechanism);
+    return fmt::format("{}, ahead in the '{}' workload's {} order: the GPUs and the driver can run it, but {}; {}",
+                       best.mechanism, report.workload, report.decision.preference_key,
+                       fmt::join(best.reasons, "; "), selected);
+}
+
 }  // namespace
 
 std::string render_json_error(int exit_code, const std::string& message) {
@@ -282,6 +294,7 @@ std::string render_json(const Report& report, JsonLayout layout) {
         entry.insert_or_assign("uuid", gpu.uuid);
         entry.insert_or_assign("compute_capability", gpu.compute_capability.str());
         entry.insert_or_assign("architecture", gpu.architecture);
+        entry.insert_or_assign("family", gpu.family);
         entry.insert_or_assign("memory_mib", static_cast<std::int64_t>(gpu.memory_mib));
         toml::table health = health_table(gpu.health);
         const auto& after = report.pod.link_errors_after;
@@ -302,6 +315,13 @@ std::string render_json(const Report& report, JsonLayout layout) {
     root.insert_or_assign("simulated", report.inventory.simulated());
     root.insert_or_assign("workload", report.workload);
     root.insert_or_assign("python", python_table(report.python));
+    if (report.cudnn) {
+        toml::table cudnn;
+        cudnn.insert_or_assign("version", report.cudnn->version);
+        cudnn.insert_or_assign("evidence", report.cudnn->evidence);
+        cudnn.insert_or_assign("path", report.cudnn->path);
+        root.insert_or_assign("cudnn", std::move(cudnn));
+    }
     root.insert_or_assign("native", native_array(report.native));
 
     toml::table selected;
@@ -457,12 +477,17 @@ std::string render_summary(const Report& report, bool explain) {
             for (const auto& reason : candidate.reasons)
                 out += fmt::format("        - {}\n", printable(reason, kLongest));
         }
+        if (const Candidate* best = best_not_served(report.decision))
+            out += fmt::format("  Best for these GPUs: {}\n", printable(best_line(*best, report), kLongest));
     }
     if (explain) {
         out += "  Number formats:\n";
         for (const auto& format : report.formats.formats)
             out += fmt::format("    {}\n", printable(format_line(format), kLongest));
         out += explain_pod(inventory, report.pod);
+        if (report.cudnn)
+            out += fmt::format("  cuDNN torch loads: {} ({}; {})\n", printable(report.cudnn->version, kLongest),
+                               printable(report.cudnn->evidence, kLongest), printable(report.cudnn->path, kLongest));
         out += "  Python folders read:\n";
         if (report.python.site_packages.empty()) out += "    (none)\n";
         for (const auto& folder : report.python.site_packages)

@@ -55,6 +55,7 @@ struct Report {
     ValidationSummary validation;
     std::vector<Finding> findings;   // health signals and driver faults, weighed by the policy
     std::vector<NativePackageReport> native;  // compiled packages judged from their files
+    std::optional<CudnnInstall> cudnn;        // the cuDNN torch loads, where its files tell
     PodReport pod;                   // links between the GPUs, their host links, the container's limits
     HealthLevel verdict = HealthLevel::ok;
     std::string env_file;            // where it was written; empty when not

@@ -13,7 +13,11 @@ std::string classify_capability(const ComputeCapability& cc, const RecipeSet& re
 }
 
 void classify_gpus(Inventory& inventory, const RecipeSet& recipes) {
-    for (auto& gpu : inventory.gpus) gpu.architecture = classify_capability(gpu.compute_capability, recipes);
+    for (auto& gpu : inventory.gpus) {
+        gpu.architecture = classify_capability(gpu.compute_capability, recipes);
+        const ArchitectureSpec* spec = recipes.architecture(gpu.architecture);
+        gpu.family = spec ? spec->family_name() : gpu.architecture;
+    }
 }
 
 }  // namespace provision

@@ -50,29 +50,72 @@ std::optional<std::string> unmet_package(const PackageAlternatives& alternatives
     return fmt::format("needs one of: {}", fmt::join(problems, ", "));
 }
 
-std::optional<std::string> unmet_driver(const MechanismSpec& mechanism, const Inventory& inventory) {
-    // The strictest of the generic and the per-architecture minimum.
+std::optional<std::string> unmet_driver(const MechanismSpec& mechanism, const Inventory& inventory,
+                                        const PackageIndex& packages) {
+    // The strictest of the generic, the per-architecture (or family) and the
+    // per-installed-package minimum.
     std::optional<ComputeCapability> needed;  // CUDA versions compare like capabilities
     std::string needed_text;
-    auto consider = [&](const std::string& text) {
+    std::string because;
+    auto consider = [&](const std::string& text, std::string why) {
         const auto version = ComputeCapability::parse(text);
         if (version && (!needed || *needed < *version)) {
             needed = version;
             needed_text = text;
+            because = std::move(why);
         }
     };
-    if (!mechanism.min_driver_cuda.empty()) consider(mechanism.min_driver_cuda);
-    for (const auto& gpu : inventory.gpus) {
-        const auto it = mechanism.min_driver_cuda_for.find(gpu.architecture);
-        if (it != mechanism.min_driver_cuda_for.end()) consider(it->second);
-    }
+    if (!mechanism.min_driver_cuda.empty()) consider(mechanism.min_driver_cuda, "");
+    for (const auto& gpu : inventory.gpus)
+        for (const auto& key : {gpu.architecture, gpu.family}) {
+            const auto it = mechanism.min_driver_cuda_for.find(key);
+            if (it != mechanism.min_driver_cuda_for.end()) consider(it->second, "");
+        }
+    for (const auto& [package, version] : mechanism.min_driver_cuda_with)
+        if (const InstalledPackage* installed = packages.find(package))
+            consider(version, fmt::format(" ({} {} is installed)", installed->name, installed->version));
     if (!needed) return std::nullopt;
     const auto has = ComputeCapability::parse(inventory.driver.cuda);
-    if (!has) return fmt::format("needs a driver for CUDA {} or newer; the driver's CUDA version is unknown", needed_text);
+    if (!has)
+        return fmt::format("needs a driver for CUDA {} or newer{}; the driver's CUDA version is unknown", needed_text,
+                           because);
     if (*has < *needed)
-        return fmt::format("needs a driver for CUDA {} or newer; this driver supports CUDA {}", needed_text,
+        return fmt::format("needs a driver for CUDA {} or newer{}; this driver supports CUDA {}", needed_text, because,
                            inventory.driver.cuda);
     return std::nullopt;
+}
+
+// Packages that must come from one release (FlashInfer refuses to import
+// when flashinfer-cubin's version is not its own).
+std::vector<std::string> unmet_same_versions(const MechanismSpec& mechanism, const PackageIndex& packages) {
+    std::vector<std::string> reasons;
+    for (const auto& [first, second] : mechanism.same_versions) {
+        const InstalledPackage* a = packages.find(first);
+        const InstalledPackage* b = packages.find(second);
+        if (!a || !b) continue;
+        const auto version_a = Version::parse(a->version);
+        const auto version_b = Version::parse(b->version);
+        if (version_a && version_b && *version_a == *version_b) continue;  // local labels aside
+        reasons.push_back(fmt::format("needs {} and {} of one release: {} {} is installed with {} {}", a->name,
+                                      b->name, a->name, a->version, b->name, b->version));
+    }
+    return reasons;
+}
+
+// The cuDNN torch loads, against the mechanism's least.
+std::optional<std::string> unmet_cudnn(const MechanismSpec& mechanism, const PackageIndex& packages) {
+    if (mechanism.min_cudnn.empty()) return std::nullopt;
+    const auto needed = Version::parse(mechanism.min_cudnn);
+    if (!needed) return std::nullopt;  // the loader refuses such a recipe
+    const auto& cudnn = packages.cudnn();
+    if (!cudnn)
+        return fmt::format("needs cuDNN {} or newer; no cuDNN of torch's was found (no nvidia-cudnn wheel, no "
+                           "libcudnn.so.MAJOR.MINOR.PATCH beside torch or on the loader's path)",
+                           mechanism.min_cudnn);
+    const auto has = Version::parse(cudnn->version);
+    if (has && !(*has < *needed)) return std::nullopt;
+    return fmt::format("needs cuDNN {} or newer; torch loads cuDNN {} ({})", mechanism.min_cudnn, cudnn->version,
+                       cudnn->evidence);
 }
 
 // The installed package that serves `alternatives` (the first installed one).
@@ -104,8 +147,9 @@ std::optional<std::string> unmet_assumption(const MechanismSpec& mechanism, cons
     return std::nullopt;
 }
 
-std::vector<std::string> hardware_and_package_reasons(const MechanismSpec& mechanism, const Inventory& inventory,
-                                                      const PackageIndex& packages) {
+// What the GPUs and the driver lack for the mechanism.
+std::vector<std::string> hardware_reasons(const MechanismSpec& mechanism, const Inventory& inventory,
+                                          const PackageIndex& packages) {
     std::vector<std::string> reasons;
     if (mechanism.requires_gpu) {
         if (inventory.gpus.empty()) {
@@ -116,11 +160,28 @@ std::vector<std::string> hardware_and_package_reasons(const MechanismSpec& mecha
                     reasons.push_back(
                         fmt::format("{} is outside {}", describe_gpu(gpu), mechanism.compute_capability.str()));
             if (auto assumed = unmet_assumption(mechanism, inventory, packages)) reasons.push_back(*assumed);
-            if (auto driver = unmet_driver(mechanism, inventory)) reasons.push_back(*driver);
+            if (auto driver = unmet_driver(mechanism, inventory, packages)) reasons.push_back(*driver);
         }
     }
+    return reasons;
+}
+
+// What the installed packages (and the cuDNN torch loads) lack for it.
+std::vector<std::string> package_reasons(const MechanismSpec& mechanism, const Inventory& inventory,
+                                         const PackageIndex& packages) {
+    std::vector<std::string> reasons;
     for (const auto& alternatives : mechanism.packages_on(architectures_of(inventory)))
         if (auto problem = unmet_package(alternatives, packages)) reasons.push_back(*problem);
+    for (auto& problem : unmet_same_versions(mechanism, packages)) reasons.push_back(std::move(problem));
+    if (auto cudnn = unmet_cudnn(mechanism, packages)) reasons.push_back(*cudnn);
+    return reasons;
+}
+
+std::vector<std::string> hardware_and_package_reasons(const MechanismSpec& mechanism, const Inventory& inventory,
+                                                      const PackageIndex& packages) {
+    auto reasons = hardware_reasons(mechanism, inventory, packages);
+    auto missing = package_reasons(mechanism, inventory, packages);
+    reasons.insert(reasons.end(), missing.begin(), missing.end());
     return reasons;
 }
 
@@ -199,9 +260,20 @@ std::vector<std::string> unmet_requirements(const MechanismSpec& mechanism, cons
     return reasons;
 }
 
+const Candidate* best_not_served(const Decision& decision) {
+    for (const auto& candidate : decision.candidates) {
+        if (candidate.mechanism == decision.mechanism) return nullptr;
+        if (!candidate.accepted && candidate.hardware_fits) return &candidate;
+    }
+    return nullptr;
+}
+
 std::vector<std::string> architectures_of(const Inventory& inventory) {
     std::vector<std::string> architectures;
-    for (const auto& gpu : inventory.gpus) architectures.push_back(gpu.architecture);
+    for (const auto& gpu : inventory.gpus) {
+        architectures.push_back(gpu.architecture);
+        if (!gpu.family.empty() && gpu.family != gpu.architecture) architectures.push_back(gpu.family);
+    }
     return architectures;
 }
 
@@ -210,7 +282,9 @@ std::string preference_key(const Inventory& inventory, const WorkloadSpec& workl
     const Gpu* weakest = &inventory.gpus.front();
     for (const auto& gpu : inventory.gpus)
         if (gpu.compute_capability < weakest->compute_capability) weakest = &gpu;
-    return workload.preference.count(weakest->architecture) ? weakest->architecture : "default";
+    if (workload.preference.count(weakest->architecture)) return weakest->architecture;
+    if (!weakest->family.empty() && workload.preference.count(weakest->family)) return weakest->family;
+    return "default";
 }
 
 Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,
@@ -235,10 +309,14 @@ Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, 
         Candidate candidate;
         candidate.mechanism = name;
         candidate.reasons = workload_reasons(workload, name);
-        auto unmet = hardware_and_package_reasons(mechanism, inventory, packages);
-        candidate.reasons.insert(candidate.reasons.end(), unmet.begin(), unmet.end());
-        if (candidate.reasons.empty() && first_without_checks.empty()) first_without_checks = name;
+        auto hardware = hardware_reasons(mechanism, inventory, packages);
+        auto missing = package_reasons(mechanism, inventory, packages);
         auto failed = check_reasons(mechanism, inventory, checks);
+        candidate.hardware_fits =
+            candidate.reasons.empty() && hardware.empty() && failed.empty() && !inventory.gpus.empty();
+        candidate.reasons.insert(candidate.reasons.end(), hardware.begin(), hardware.end());
+        candidate.reasons.insert(candidate.reasons.end(), missing.begin(), missing.end());
+        if (candidate.reasons.empty() && first_without_checks.empty()) first_without_checks = name;
         candidate.reasons.insert(candidate.reasons.end(), failed.begin(), failed.end());
         candidate.accepted = candidate.reasons.empty();
         decision.candidates.push_back(std::move(candidate));

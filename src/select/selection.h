@@ -10,7 +10,6 @@
 
 #include "core/states.h"
 #include "core/user_overrides.h"
-#include "core/user_overrides.h"
 #include "gpu/inventory.h"
 #include "packages/python_packages.h"
 #include "recipe/recipe.h"
@@ -39,7 +38,11 @@ struct Candidate {
     std::string mechanism;
     bool accepted = false;
     std::vector<std::string> reasons;  // why it was rejected (empty when accepted)
+    // The workload can use it and the visible GPUs and the driver can run
+    // it: what it lacks, if anything, is installed software.
+    bool hardware_fits = false;
 };
+
 
 struct Decision {
     std::string mechanism;               // empty when nothing can serve
@@ -50,6 +53,12 @@ struct Decision {
     std::vector<std::string> warnings;
     DecisionOutcome outcome = DecisionOutcome::nothing_serves;
 };
+
+// The first candidate ahead of the selected one (or of all, when nothing
+// was selected) that the GPUs and the driver could run but the installed
+// software does not serve: what --explain names as best for these GPUs.
+// nullptr when none.
+const Candidate* best_not_served(const Decision& decision);
 
 // The user's PROVISION_ATTENTION, then the workload's override variables
 // (names its recipe chooses) from `environment`: the first that names a
@@ -70,12 +79,14 @@ std::vector<std::string> accepted_mechanisms(const WorkloadSpec& workload);
 std::vector<std::string> unmet_requirements(const MechanismSpec& mechanism, const Inventory& inventory,
                                             const PackageIndex& packages, const CheckVerdicts& checks);
 
-// The visible GPUs' architectures, in GPU order (repeats kept).
+// The visible GPUs' architectures, each followed by its family where that is
+// another name, in GPU order (repeats kept): the keys of the recipes'
+// per-architecture tables (packages_for, min_driver_cuda_for, ...).
 std::vector<std::string> architectures_of(const Inventory& inventory);
 
-// The architecture whose preference order applies: "cpu" without GPUs, else
-// the least capable visible GPU's family ("default" when the workload has no
-// order for it).
+// The key whose preference order applies: "cpu" without GPUs, else the
+// least capable visible GPU's architecture, else its family ("default" when
+// the workload has an order for neither).
 std::string preference_key(const Inventory& inventory, const WorkloadSpec& workload);
 
 Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, const WorkloadSpec& workload,

@@ -51,8 +51,8 @@ std::string selected(const e2e::Result& result) {
 
 TEST_CASE("every GPU family gets the reference matrix's mechanism with all packages installed") {
     const std::vector<std::tuple<std::string, std::string, std::string, std::string>> rows = {
-        {"NVIDIA B200", "10.0", "blackwell", "sage"},
-        {"NVIDIA GeForce RTX 5090", "12.0", "blackwell", "sage"},
+        {"NVIDIA B200", "10.0", "blackwell_datacenter", "sage"},
+        {"NVIDIA GeForce RTX 5090", "12.0", "blackwell_consumer", "sage"},
         {"NVIDIA H100 80GB HBM3", "9.0", "hopper", "flash3"},
         {"NVIDIA L40S", "8.9", "ada", "flash2"},
         {"NVIDIA A100-SXM4-80GB", "8.0", "ampere", "flash2"},
@@ -178,10 +178,11 @@ TEST_CASE("overrides from the environment") {
         CHECK_THAT(result.err, Catch::Contains("warning:"));
     }
     SECTION("unknown: exit 2 with the valid names") {
-        const auto result = e2e::provision(base_args(dir, t4, "all"), {{"PROVISION_ATTENTION", "flash4"}});
+        const auto result = e2e::provision(base_args(dir, t4, "all"), {{"PROVISION_ATTENTION", "flash5"}});
         CHECK(result.exit_code == 2);
-        CHECK_THAT(result.err, Catch::Contains("valid: eager, flash2, flash3, flex, sage, sdpa, xformers, auto"));
-        reliability::record("override input", "unknown mechanism name in PROVISION_ATTENTION (flash4)", "exit 2 listing the valid names");
+        CHECK_THAT(result.err, Catch::Contains("valid: cudnn, eager, flash2, flash3, flash4, flashinfer, flex, sage, "
+                                               "sdpa, xformers, auto"));
+        reliability::record("override input", "unknown mechanism name in PROVISION_ATTENTION (flash5)", "exit 2 listing the valid names");
     }
     SECTION("auto chooses") {
         CHECK(selected(e2e::provision(base_args(dir, t4, "all"), {{"PROVISION_ATTENTION", "auto"}})) == "xformers");

@@ -16,7 +16,8 @@
 
 namespace workload_e2e {
 
-// One GPU of each family the recipes order, plus "cpu" (no NVIDIA GPU).
+// One GPU of each architecture the recipes order ("blackwell" is a B200, of
+// the datacenter family), plus "cpu" (no NVIDIA GPU).
 struct Family {
     std::string name;
     std::string gpu;
@@ -26,6 +27,7 @@ struct Family {
 inline const std::vector<Family>& families() {
     static const std::vector<Family> all = {
         {"blackwell", "NVIDIA B200", "10.0"},
+        {"blackwell_consumer", "NVIDIA GeForce RTX 5090", "12.0"},
         {"hopper", "NVIDIA H100 80GB HBM3", "9.0"},
         {"ada", "NVIDIA L40S", "8.9"},
         {"ampere", "NVIDIA A100-SXM4-80GB", "8.0"},

@@ -115,3 +115,20 @@ TEST_CASE("sglang: PROVISION_ATTENTION picks the backend") {
         CHECK(handoff.arguments.empty());
     }
 }
+
+TEST_CASE("sglang with FlashInfer's prebuilt kernels: flashinfer wherever SGLang itself picks it") {
+    e2e::TempDir packages;
+    const std::vector<std::string> dirs = {
+        e2e::site_packages("all"),
+        workload_e2e::site_packages(packages, "flashinfer",
+                                    {"sglang==0.5.9", "sgl_kernel==0.3.21", "flashinfer_python==0.6.18",
+                                     "flashinfer_jit_cache==0.6.18+cu130", "flashinfer_cubin==0.6.18"})};
+    for (const char* family : {"blackwell", "blackwell_consumer", "ada", "ampere"})
+        workload_e2e::expect_handoff("sglang", dirs, kCommand, gpu(family, "flashinfer", "flashinfer"));
+    // Hopper: fa3 stays first, as SGLang's own default there.
+    workload_e2e::expect_handoff("sglang", dirs, kCommand, gpu("hopper", "flash3", "fa3"));
+    Expectation turing = gpu("turing", "flashinfer", "flashinfer");
+    turing.appended.push_back("--dtype=half");
+    turing.set["PROVISION_DTYPE"] = "float16";
+    workload_e2e::expect_handoff("sglang", dirs, kCommand, turing);
+}

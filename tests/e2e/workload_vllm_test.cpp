@@ -160,7 +160,7 @@ TEST_CASE("vllm: a mechanism vLLM has no backend for is refused, unless forced")
         CHECK(handoff.result.exit_code == 4);
         CHECK(handoff.arguments.empty());
         CHECK_THAT(handoff.result.err, Catch::Contains("the 'vllm' workload cannot use sdpa"));
-        CHECK_THAT(handoff.result.err, Catch::Contains("accepts: eager, flash2, flash3, flex"));
+        CHECK_THAT(handoff.result.err, Catch::Contains("accepts: eager, flash2, flash3, flash4, flashinfer, flex"));
     }
     SECTION("forced: handed off with a warning and no backend flag") {
         const auto handoff = workload_e2e::hand_off(options, kCommand, {"PROVISION_ATTENTION"},
@@ -194,4 +194,40 @@ TEST_CASE("vllm: VLLM_ATTENTION_BACKEND the user set is kept when a recipe would
               "FLASHINFER");
         CHECK_THAT(handoff.result.err, Catch::Contains("VLLM_ATTENTION_BACKEND=FLASHINFER kept from the environment"));
     }
+}
+
+TEST_CASE("vllm with FlashInfer's prebuilt kernels and FA4: vLLM's own order on each family") {
+    e2e::TempDir packages;
+    const std::vector<std::string> dirs = {
+        e2e::site_packages("all"),
+        workload_e2e::site_packages(packages, "2026",
+                                    {"vllm==0.26.0", "flashinfer_python==0.6.18", "flashinfer_jit_cache==0.6.18+cu130",
+                                     "flashinfer_cubin==0.6.18", "nvidia_cutlass_dsl==4.7.1"})};
+    auto unset = kNeverSet;
+    unset.push_back("PROVISION_VLLM_FLASH_ATTN_VERSION");
+    const Expectation flashinfer_row{"blackwell", "flashinfer", {"--attention-backend=FLASHINFER"},
+                                     {{"PROVISION_VLLM_ATTENTION_BACKEND", "FLASHINFER"}}, unset};
+    workload_e2e::expect_handoff("vllm", dirs, kCommand, flashinfer_row);
+    // Consumer Blackwell: FLASH_ATTN first, FA2 (vLLM has no FA4 on 12.x).
+    workload_e2e::expect_handoff("vllm", dirs, kCommand, flash("blackwell_consumer", "flash2"));
+    workload_e2e::expect_handoff("vllm", dirs, kCommand, flash("hopper", "flash3"));
+    workload_e2e::expect_handoff("vllm", dirs, kCommand, flash("ada", "flash2"));
+    // Turing: FlashInfer (7.5 and newer), before FlexAttention.
+    Expectation turing = flashinfer_row;
+    turing.family = "turing";
+    workload_e2e::expect_handoff("vllm", dirs, kCommand, turing);
+}
+
+TEST_CASE("vllm on datacenter Blackwell without FlashInfer takes its FA4 build, version 4 pinned") {
+    e2e::TempDir packages;
+    const std::vector<std::string> dirs = {
+        e2e::site_packages("all"),
+        workload_e2e::site_packages(packages, "fa4", {"vllm==0.26.0", "nvidia_cutlass_dsl==4.7.1"})};
+    workload_e2e::expect_handoff(
+        "vllm", dirs, kCommand,
+        {"blackwell",
+         "flash4",
+         {"--attention-backend=FLASH_ATTN", "--attention-config.flash_attn_version=4"},
+         {{"PROVISION_VLLM_ATTENTION_BACKEND", "FLASH_ATTN"}, {"PROVISION_VLLM_FLASH_ATTN_VERSION", "4"}},
+         kNeverSet});
 }

@@ -1,6 +1,6 @@
 // Fuzz target: the native readers on hostile bytes.  The input is read both
 // as a whole ELF file (sections, dynamic symbols, GNU hash lookups, its
-// .nv_fatbin) and as a bare fatbinary section.  Beyond "no crash, no
+// .nv_fatbin, a cubin's target) and as a bare fatbinary section.  Beyond "no crash, no
 // sanitizer report, no hang": the counts of a summary must agree with each
 // other, and the kernel decision must stay within them.
 #pragma once
@@ -12,6 +12,7 @@
 
 #include "fuzz/fuzz_support.h"
 #include "gpu/inventory.h"
+#include "native/cubin.h"
 #include "native/demangle.h"
 #include "native/elf_file.h"
 #include "native/fatbin.h"
@@ -67,6 +68,15 @@ inline void one_input(std::string_view input) {
         return;
     }
     if (auto summary = native::read_fatbin(*file)) check_summary(*summary);
+    if (native::is_cubin(*file)) {
+        const auto cubin = native::cubin_target(*file);
+        FUZZ_CHECK(cubin.target.has_value() != !cubin.problem.empty());
+        if (cubin.target) {
+            FUZZ_CHECK(cubin.target->arch >= 20 && cubin.target->arch <= 255);
+            FUZZ_CHECK(cubin.target->kind == native::CodeKind::sass);
+            check_summary(native::single_target_summary(*cubin.target));
+        }
+    }
     if (auto needed = file->undefined_dynamic_symbols()) {
         std::size_t looked_up = 0;
         for (const auto& symbol : *needed) {

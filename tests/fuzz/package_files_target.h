@@ -2,17 +2,20 @@
 // beside its code: RECORD's rows (and the Python they were built for),
 // WHEEL tags, pyvenv.cfg, pyenv's version files, "#!" lines, xFormers'
 // cpp_lib.json, and the names the extension checks classify (torch's
-// namespaces in mangled symbols, CUDA compat folders).  Checks that a
+// namespaces in mangled symbols, CUDA compat folders, the version in a
+// cuDNN library's file name).  Checks that a
 // RECORD path never spans a row, that every row gives one path, that a
 // version file gives words without blanks or comments, and that the
 // classifiers agree with what they promise.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
 #include "fuzz/fuzz_support.h"
 #include "native/cuda_compat.h"
+#include "native/cudnn_files.h"
 #include "native/torch_build.h"
 #include "native/torch_symbols.h"
 #include "packages/installed_files.h"
@@ -65,6 +68,13 @@ inline void one_input(std::string_view text) {
         FUZZ_CHECK(line.starts_with("_Z"));
         FUZZ_CHECK(line.find("3c10") != std::string::npos || line.find("2at") != std::string::npos ||
                    line.find("5torch") != std::string::npos);
+    }
+    if (const auto version = provision::native::cudnn_version_in_name(line)) {
+        FUZZ_CHECK(line.starts_with("libcudnn"));
+        FUZZ_CHECK(line.ends_with(*version));
+        // MAJOR.MINOR.PATCH of digits, or nothing (the major version alone).
+        FUZZ_CHECK(version->empty() || std::count(version->begin(), version->end(), '.') == 2);
+        FUZZ_CHECK(version->find_first_not_of("0123456789.") == std::string::npos);
     }
     if (provision::native::is_cuda_compat_folder(line)) {
         FUZZ_CHECK(line.find("compat") != std::string::npos);

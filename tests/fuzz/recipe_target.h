@@ -11,12 +11,18 @@
 
 #include "core/error.h"
 #include "fuzz/fuzz_support.h"
+#include "packages/version.h"
 #include "recipe/recipe_loader.h"
 
 namespace fuzz::recipe {
 
 inline bool contains(const std::vector<std::string>& list, const std::string& item) {
     return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// An architecture's name or a family's: what per-architecture keys name.
+inline bool architecture_or_family(const provision::RecipeSet& set, const std::string& name) {
+    return set.architecture(name) != nullptr || contains(set.family_names(), name);
 }
 
 inline void check_loaded(const provision::RecipeSet& set, const std::string& path) {
@@ -26,14 +32,23 @@ inline void check_loaded(const provision::RecipeSet& set, const std::string& pat
         FUZZ_CHECK(set.canonical_mechanism(name).has_value());
         for (const auto& check : mechanism.checks) FUZZ_CHECK(set.checks.count(check) == 1);
         for (const auto& [architecture, version] : mechanism.min_driver_cuda_for)
-            FUZZ_CHECK(set.architecture(architecture) != nullptr);
+            FUZZ_CHECK(architecture_or_family(set, architecture));
+        for (const auto& [architecture, packages] : mechanism.packages_for)
+            FUZZ_CHECK(architecture_or_family(set, architecture));
+        for (const auto& [first, second] : mechanism.same_versions) FUZZ_CHECK(first != second);
+        FUZZ_CHECK(mechanism.min_cudnn.empty() || provision::Version::parse(mechanism.min_cudnn).has_value());
+    }
+    for (const auto& architecture : set.architectures) {
+        // A family is never the name of an architecture of another family.
+        const provision::ArchitectureSpec* other = set.architecture(architecture.family_name());
+        FUZZ_CHECK(!other || other->family_name() == architecture.family_name());
     }
     const auto dtypes = set.dtype_names();
     for (const auto& [name, feature] : set.features) {
         for (const auto& check : feature.checks) FUZZ_CHECK(set.checks.count(check) == 1);
         FUZZ_CHECK(feature.dtype.empty() || feature.number_format);
         for (const auto& [architecture, gates] : feature.package_gates_for)
-            FUZZ_CHECK(set.architecture(architecture) != nullptr);
+            FUZZ_CHECK(architecture_or_family(set, architecture));
     }
     for (const auto& dtype : set.dtype_preference) FUZZ_CHECK(contains(dtypes, dtype));
     for (const auto& [name, mechanism] : set.mechanisms)
@@ -41,7 +56,7 @@ inline void check_loaded(const provision::RecipeSet& set, const std::string& pat
     for (const auto& [name, workload] : set.workloads) {
         for (const auto& [architecture, order] : workload.preference) {
             if (architecture != "cpu" && architecture != "default")
-                FUZZ_CHECK(set.architecture(architecture) != nullptr);
+                FUZZ_CHECK(architecture_or_family(set, architecture));
             for (const auto& mechanism : order) FUZZ_CHECK(set.mechanisms.count(mechanism) == 1);
         }
         for (const auto& [mechanism, flags] : workload.arguments) FUZZ_CHECK(set.mechanisms.count(mechanism) == 1);

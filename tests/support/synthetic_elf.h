@@ -213,4 +213,75 @@ inline std::string endless_section_names(std::uint32_t count, std::size_t names_
     return file;
 }
 
+// One SASS target of a fatbinary entry: the architecture as the fatbinary
+// stores it (100 for sm_100 and sm_100a) and the variant flag (0x100000
+// "a", 0x200000 "f").
+struct FatbinTarget {
+    std::uint32_t arch = 0;
+    std::uint64_t variant_flags = 0;
+};
+
+inline constexpr std::uint64_t kArchSpecific = 0x100000;
+inline constexpr std::uint64_t kFamily = 0x200000;
+
+// A .nv_fatbin section of `units` containers, each holding one SASS entry
+// (kind 2, a 0x40-byte header, 8 bytes of payload) per target.
+inline std::string fatbin_section(const std::vector<FatbinTarget>& targets, std::size_t units = 1) {
+    std::string entries;
+    for (const auto& target : targets) {
+        append(entries, std::uint16_t{2});       // kind: ELF (SASS)
+        append(entries, std::uint16_t{0x0101});
+        append(entries, std::uint32_t{0x40});    // header size
+        append(entries, std::uint64_t{8});       // payload size
+        append(entries, std::uint32_t{0});       // compressed size
+        append(entries, std::uint32_t{0});       // options offset
+        append(entries, std::uint16_t{8});       // minor
+        append(entries, std::uint16_t{1});       // major
+        append(entries, target.arch);
+        append(entries, std::uint32_t{0});       // object name offset
+        append(entries, std::uint32_t{0});       // object name length
+        append(entries, std::uint64_t{0x11} | target.variant_flags);
+        append(entries, std::uint64_t{0});
+        append(entries, std::uint64_t{8});       // decompressed size
+        entries.append(8, '\0');                 // payload
+    }
+    std::string section;
+    for (std::size_t unit = 0; unit < units; ++unit) {
+        append(section, std::uint32_t{0xBA55ED50});
+        append(section, std::uint16_t{1});
+        append(section, std::uint16_t{16});
+        append(section, static_cast<std::uint64_t>(entries.size()));
+        section += entries;
+    }
+    return section;
+}
+
+// A shared library whose .nv_fatbin carries `targets` in each of `units`
+// translation units.
+inline std::string library_with_device_code(const std::vector<FatbinTarget>& targets, std::size_t units = 1) {
+    return build({{".nv_fatbin", SHT_PROGBITS, fatbin_section(targets, units)}});
+}
+
+// A cubin: an ELF header of machine EM_CUDA (190) whose e_flags name the
+// target the way `abi_version` lays it out (7: the SM number in the low byte,
+// 0x800 for "a"; 8: the SM number in bits 8-15), and no sections.
+inline std::string cubin(std::uint32_t sm, std::uint8_t abi_version = 8, bool arch_specific = false) {
+    Elf64_Ehdr header{};
+    std::memcpy(header.e_ident, ELFMAG, SELFMAG);
+    header.e_ident[EI_CLASS] = ELFCLASS64;
+    header.e_ident[EI_DATA] = ELFDATA2LSB;
+    header.e_ident[EI_VERSION] = EV_CURRENT;
+    header.e_ident[EI_OSABI] = 51;
+    header.e_ident[EI_ABIVERSION] = abi_version;
+    header.e_type = ET_EXEC;
+    header.e_machine = 190;
+    header.e_version = EV_CURRENT;
+    header.e_ehsize = sizeof(Elf64_Ehdr);
+    header.e_shentsize = sizeof(Elf64_Shdr);
+    header.e_flags = abi_version == 7 ? (sm | 0x400u | (arch_specific ? 0x800u : 0u)) : (0x06000002u | (sm << 8));
+    std::string file(sizeof header, '\0');
+    std::memcpy(file.data(), &header, sizeof header);
+    return file;
+}
+
 }  // namespace synthetic_elf

@@ -68,11 +68,13 @@ CheckVerdicts passed_on(int gpu_index, std::initializer_list<const char*> names)
 
 }  // namespace
 
-TEST_CASE("the recipes' number formats: fp16, bf16, fp8, and Blackwell's fp4 and fp6 without a check") {
+TEST_CASE("the recipes' number formats: fp16, bf16, fp8, and Blackwell's fp4, fp6, mxfp8, nvfp4 without a check") {
     std::vector<std::string> names;
     for (const auto& [name, feature] : builtin().features)
         if (feature.number_format) names.push_back(name);
-    CHECK(names == std::vector<std::string>{"bf16", "fp16", "fp4", "fp6", "fp8"});
+    CHECK(names == std::vector<std::string>{"bf16", "fp16", "fp4", "fp6", "fp8", "mxfp8", "nvfp4"});
+    CHECK(builtin().features.at("mxfp8").checks.empty());
+    CHECK(builtin().features.at("nvfp4").checks.empty());
     CHECK(builtin().features.at("fp8").checks == std::vector<std::string>{"gemm.fp8", "gemm.fp8.wgmma"});
     CHECK(builtin().features.at("fp4").checks.empty());
     CHECK_FALSE(builtin().features.at("tf32").number_format);
@@ -126,8 +128,8 @@ TEST_CASE("a V100's fp16 is unverified (no check runs on sm_70) and still recomm
 TEST_CASE("a B200: fp4 and fp6 are unverified, from the recipes alone") {
     const auto decision = decide(machine({gpu(0, "NVIDIA B200", 10, 0)}), passed_on(0, {"gemm.fp8"}));
     CHECK(format(decision, "fp4").state == FormatState::unverified);
-    CHECK(format(decision, "fp4").why == "GPU 0 (NVIDIA B200, blackwell, compute capability 10.0): no bundled check "
-                                         "proves fp4");
+    CHECK(format(decision, "fp4").why == "GPU 0 (NVIDIA B200, blackwell_datacenter, compute capability 10.0): no "
+                                         "bundled check proves fp4");
     CHECK(format(decision, "fp6").state == FormatState::unverified);
     CHECK(format(decision, "fp8").state == FormatState::passed);  // gemm.fp8.wgmma is Hopper's alone
 }

@@ -230,6 +230,26 @@ TEST_CASE("the compatibility rule per target", "[native][kernels]") {
     CHECK_FALSE(runs_on(compute(90, a), cc("10.0")));
 }
 
+TEST_CASE("Blackwell's two families never run each other's code", "[native][kernels]") {
+    for (const char* gpu : {"12.0", "12.1"}) {
+        INFO(gpu);
+        CHECK_FALSE(runs_on(sm(100, a), cc(gpu)));
+        CHECK_FALSE(runs_on(sm(100, f), cc(gpu)));
+        CHECK_FALSE(runs_on(sm(100), cc(gpu)));
+        CHECK_FALSE(runs_on(sm(103, a), cc(gpu)));
+    }
+    for (const char* gpu : {"10.0", "10.3", "11.0"}) {
+        INFO(gpu);
+        CHECK_FALSE(runs_on(sm(120, a), cc(gpu)));
+        CHECK_FALSE(runs_on(sm(120, f), cc(gpu)));
+    }
+    CHECK_FALSE(runs_on(sm(120, a), cc("12.1")));  // sm_120a is the RTX 50xx's alone, not the DGX Spark's
+    CHECK(runs_on(sm(120, f), cc("12.1")));        // the family target serves both
+    CHECK(runs_on(sm(121, a), cc("12.1")));
+    CHECK_FALSE(runs_on(sm(100, a), cc("11.0")));  // Thor is datacenter Blackwell, but another major
+    CHECK(runs_on(sm(110, a), cc("11.0")));
+}
+
 TEST_CASE("the bulk of the library decides, not a few special units", "[native][kernels]") {
     // torch 2.11+cu130 as measured: 444 units; a few also carry a special target.
     FatbinSummary torch;

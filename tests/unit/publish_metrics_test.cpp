@@ -114,7 +114,7 @@ TEST_CASE("metrics of an H100 whose every check passed") {
     has("provision_validation_duration_seconds", "provision_validation_duration_seconds 0.412");
     has("provision_gpus", "provision_gpus 1");
     has("provision_gpu_info", "provision_gpu_info{" + gpu0 +
-                                  ",model_name=\"NVIDIA H100 80GB HBM3\",architecture=\"hopper\","
+                                  ",model_name=\"NVIDIA H100 80GB HBM3\",architecture=\"hopper\",family=\"hopper\","
                                   "compute_capability=\"9.0\"} 1");
     has("provision_health_level", "provision_health_level{level=\"degraded\"} 1");
     has("provision_findings", "provision_findings{level=\"degraded\"} 2");

@@ -24,6 +24,7 @@ inline provision::Gpu h100(int index) {
     gpu.compute_capability = {9, 0};
     gpu.memory_mib = 81559;
     gpu.architecture = "hopper";
+    gpu.family = "hopper";
     return gpu;
 }
 
@@ -32,6 +33,7 @@ inline provision::Gpu a100(int index) {
     gpu.name = "NVIDIA A100-SXM4-80GB";
     gpu.compute_capability = {8, 0};
     gpu.architecture = "ampere";
+    gpu.family = "ampere";
     return gpu;
 }
 

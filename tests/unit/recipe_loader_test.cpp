@@ -24,10 +24,15 @@ using test_support::recipe_load_error;
 
 TEST_CASE("the built-in recipes load and hold every mechanism, architecture and the generic workload") {
     const RecipeSet recipes = load_recipes({kBuiltin});
-    for (const char* name : {"flash3", "flash2", "sage", "xformers", "sdpa", "flex", "eager"})
+    for (const char* name :
+         {"flash4", "flash3", "flash2", "flashinfer", "cudnn", "sage", "xformers", "sdpa", "flex", "eager"})
         CHECK(recipes.mechanisms.count(name) == 1);
-    for (const char* name : {"blackwell", "hopper", "ada", "ampere", "turing", "volta", "pascal", "maxwell", "older"})
+    for (const char* name : {"blackwell_datacenter", "blackwell_consumer", "hopper", "ada", "ampere", "turing", "volta",
+                             "pascal", "maxwell", "older"})
         CHECK(recipes.architecture(name) != nullptr);
+    CHECK(recipes.architecture("blackwell") == nullptr);  // a family, not an architecture
+    CHECK(recipes.architecture("blackwell_consumer")->family_name() == "blackwell");
+    CHECK(recipes.architecture("hopper")->family_name() == "hopper");
     REQUIRE(recipes.workloads.count("generic") == 1);
     CHECK(recipes.workloads.at("generic").gpu_env.at("PYTORCH_CUDA_ALLOC_CONF") == "expandable_segments:True");
     CHECK_FALSE(recipes.site_packages.empty());
@@ -45,7 +50,8 @@ TEST_CASE("mechanism aliases resolve case-insensitively to canonical names") {
     CHECK(recipes.canonical_mechanism("manual") == "eager");
     CHECK(recipes.canonical_mechanism("SageAttention") == "sage");
     CHECK(recipes.canonical_mechanism("flex_attention") == "flex");
-    CHECK_FALSE(recipes.canonical_mechanism("flash4").has_value());
+    CHECK(recipes.canonical_mechanism("fa4") == "flash4");
+    CHECK_FALSE(recipes.canonical_mechanism("flash5").has_value());
 }
 
 TEST_CASE("a TOML syntax error names the file, line and column") {
@@ -335,4 +341,81 @@ TEST_CASE("number-format keys are checked at load time with their positions") {
     write_file(dir.file("new.toml"), "[features.fp32x]\nnumber_format = true\ndtype = \"float64\"\n"
                                      "[dtypes]\npreference = [\"float64\", \"float32\"]\n");
     CHECK(load_recipes({kBuiltin, dir.file("new.toml")}).dtype_preference.front() == "float64");
+}
+
+TEST_CASE("Blackwell's two architectures share a family, which per-architecture keys may name") {
+    const RecipeSet set = load_recipes({kBuiltin});
+    CHECK(set.family_names() == std::vector<std::string>{"ada", "ampere", "blackwell", "hopper", "maxwell", "older",
+                                                         "pascal", "turing", "volta"});
+    // ComfyUI orders the family once; the generic workload each architecture.
+    CHECK(set.workloads.at("comfyui").preference.count("blackwell") == 1);
+    CHECK(set.workloads.at("generic").preference.at("blackwell_datacenter").front() == "flash4");
+    CHECK(set.workloads.at("generic").preference.at("blackwell_consumer").front() == "sage");
+}
+
+TEST_CASE("a later recipe's family order replaces the architectures' orders of earlier files") {
+    TempDir dir;
+    write_file(dir.file("site.toml"), "[workloads.generic.preference]\nblackwell = [\"sdpa\", \"eager\"]\n");
+    const RecipeSet over = load_recipes({kBuiltin, dir.file("site.toml")});
+    const auto& preference = over.workloads.at("generic").preference;
+    CHECK(preference.count("blackwell_datacenter") == 0);
+    CHECK(preference.count("blackwell_consumer") == 0);
+    CHECK(preference.at("blackwell") == std::vector<std::string>{"sdpa", "eager"});
+    CHECK(preference.at("hopper").front() == "flash3");  // other families keep theirs
+
+    // Within one file the architecture's own order stays beside its family's.
+    write_file(dir.file("both.toml"),
+               "[workloads.generic.preference]\nblackwell = [\"sdpa\"]\nblackwell_consumer = [\"eager\"]\n");
+    const RecipeSet both = load_recipes({kBuiltin, dir.file("both.toml")});
+    CHECK(both.workloads.at("generic").preference.at("blackwell_consumer") == std::vector<std::string>{"eager"});
+    CHECK(both.workloads.at("generic").preference.count("blackwell_datacenter") == 0);
+}
+
+TEST_CASE("a family must be a plain name and never another family's architecture") {
+    TempDir dir;
+    write_file(dir.file("name.toml"), "[architectures.x]\nfamily = \"Big Family\"\ncompute_capabilities = [\"13.0\"]\n");
+    const std::string bad_name = recipe_load_error({kBuiltin, dir.file("name.toml")});
+    CHECK_THAT(bad_name, Catch::Contains(dir.file("name.toml") + ":2:"));
+    CHECK_THAT(bad_name, Catch::Contains("must be a name of lowercase letters"));
+
+    write_file(dir.file("clash.toml"), "[architectures.x]\nfamily = \"hopper\"\ncompute_capabilities = [\"13.0\"]\n"
+                                       "[architectures.hopper]\nfamily = \"other\"\n");
+    CHECK_THAT(recipe_load_error({kBuiltin, dir.file("clash.toml")}),
+               Catch::Contains("its family 'hopper' is the name of an architecture of family 'other'"));
+
+    // An architecture may join a family of its own name, or an existing one.
+    write_file(dir.file("join.toml"), "[architectures.rubin]\nfamily = \"blackwell\"\ncompute_capabilities = [\"10.7\"]\n");
+    CHECK(load_recipes({kBuiltin, dir.file("join.toml")}).architecture("rubin")->family_name() == "blackwell");
+}
+
+TEST_CASE("the 2026 mechanism keys load, and a bad one names where it is") {
+    const RecipeSet set = load_recipes({kBuiltin});
+    const auto& flash4 = set.mechanisms.at("flash4");
+    CHECK(flash4.min_driver_cuda == "12.9");
+    CHECK(flash4.min_driver_cuda_with.at("nvidia-cutlass-dsl-libs-cu13") == "13.0");
+    CHECK(flash4.compute_capability.str() == "compute capability 8.0 to 12.9");
+    const auto& flashinfer = set.mechanisms.at("flashinfer");
+    CHECK(flashinfer.same_versions.size() == 2);
+    CHECK(flashinfer.same_versions.front() == std::pair<std::string, std::string>{"flashinfer-cubin", "flashinfer-python"});
+    CHECK(flashinfer.packages_for.count("blackwell_datacenter") == 1);
+    CHECK(set.mechanisms.at("cudnn").min_cudnn == "9.15.1");
+    CHECK(set.canonical_mechanism("FA4") == "flash4");
+    CHECK(set.canonical_mechanism("native_cudnn") == "cudnn");
+
+    TempDir dir;
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"[mechanisms.m]\nmin_driver_cuda_with = { \"-bad-\" = \"13.0\" }\n", "which is not a package name"},
+        {"[mechanisms.m]\nmin_driver_cuda_with = { torch = \"thirteen\" }\n", "must be a CUDA version like"},
+        {"[mechanisms.m]\nsame_versions = [[\"a\", \"A\"]]\n", "pairs \"a\" with itself"},
+        {"[mechanisms.m]\nsame_versions = [[\"a\"]]\n", "holds [package, package] pairs of two names"},
+        {"[mechanisms.m]\nsame_versions = \"a\"\n", "must be an array of [package, package] pairs"},
+        {"[mechanisms.m]\nmin_cudnn = \"nine\"\n", "'min_cudnn' of [mechanisms.m] must be a version"},
+    };
+    for (const auto& [text, expected] : bad) {
+        INFO(text);
+        write_file(dir.file("bad.toml"), text);
+        const std::string message = recipe_load_error({kBuiltin, dir.file("bad.toml")});
+        CHECK_THAT(message, Catch::Contains(dir.file("bad.toml") + ":2:"));
+        CHECK_THAT(message, Catch::Contains(expected));
+    }
 }

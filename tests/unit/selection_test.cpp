@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "app/settings.h"
@@ -197,11 +199,12 @@ TEST_CASE("overrides: served, refused, forced, unknown") {
     }
     SECTION("an unknown name is a usage error listing the valid ones") {
         try {
-            override_from({{"PROVISION_ATTENTION", "flash4"}}, generic, recipes());
+            override_from({{"PROVISION_ATTENTION", "flash5"}}, generic, recipes());
             FAIL("no error");
         } catch (const Error& error) {
             CHECK(error.code() == ExitCode::usage);
-            CHECK_THAT(error.what(), Catch::Contains("valid: eager, flash2, flash3, flex, sage, sdpa, xformers, auto"));
+            CHECK_THAT(error.what(), Catch::Contains("valid: cudnn, eager, flash2, flash3, flash4, flashinfer, flex, "
+                                                     "sage, sdpa, xformers, auto"));
         }
     }
 }
@@ -246,7 +249,7 @@ TEST_CASE("an override the workload has no use for is refused, naming what it ac
         CHECK(decision.outcome == DecisionOutcome::override_refused);
         CHECK_THAT(decision.reason, Catch::Contains("PROVISION_ATTENTION=sdpa cannot be served"));
         CHECK_THAT(decision.reason, Catch::Contains("the 'vllm' workload cannot use sdpa"));
-        CHECK_THAT(decision.reason, Catch::Contains("accepts: eager, flash2, flash3, flex"));
+        CHECK_THAT(decision.reason, Catch::Contains("accepts: eager, flash2, flash3, flash4, flashinfer, flex"));
         const auto sdpa = std::find_if(decision.candidates.begin(), decision.candidates.end(),
                                        [](const Candidate& c) { return c.mechanism == "sdpa"; });
         REQUIRE(sdpa != decision.candidates.end());
@@ -275,11 +278,11 @@ TEST_CASE("an override the workload has no use for is refused, naming what it ac
         CHECK(decision.mechanism.empty());
         CHECK(decision.outcome == DecisionOutcome::override_refused);
     }
-    SECTION("the generic workload takes every mechanism") {
+    SECTION("the generic workload takes every mechanism but FlashInfer, a serving library") {
         const auto& generic = recipes().workloads.at("generic");
         for (const auto& name : recipes().mechanism_names()) {
             INFO(name);
-            CHECK(workload_accepts(generic, name));
+            CHECK(workload_accepts(generic, name) == (name != "flashinfer"));
         }
     }
 }
@@ -304,8 +307,10 @@ TEST_CASE("flash2's assumed ceiling holds only while flash-attn's device code is
     const auto unknown = select_mechanism(machine_with_blackwell, recipes(), recipes().workloads.at("generic"),
                                           packages, std::nullopt, {});
     CHECK(unknown.mechanism == "sage");
-    const auto& flash2 = unknown.candidates.at(1);
-    REQUIRE(flash2.mechanism == "flash2");
+    const auto flash2_it = std::find_if(unknown.candidates.begin(), unknown.candidates.end(),
+                                        [](const Candidate& c) { return c.mechanism == "flash2"; });
+    REQUIRE(flash2_it != unknown.candidates.end());
+    const auto& flash2 = *flash2_it;
     CHECK_THAT(flash2.reasons.front(), Catch::Contains("newer than sm_90, the newest this recipe assumes while the "
                                                        "device code of flash_attn cannot be read"));
 
@@ -324,4 +329,92 @@ TEST_CASE("packages_for adds a package on GPUs of one architecture") {
     const auto& sage = recipes().mechanisms.at("sage");
     CHECK(sage.packages_on(architectures_of(machine({{"B200", "10.0"}}))).size() == sage.packages.size() + 1);
     CHECK(sage.packages_on(architectures_of(machine({{"H100", "9.0"}}))).size() == sage.packages.size());
+}
+
+TEST_CASE("the 2026 mechanisms come first where their authors put them, per Blackwell family") {
+    auto packages = all_packages();
+    packages.add({"flash_attn_4", "4.0.0b8", "/fake/flash_attn_4"});
+    packages.add({"nvidia_cutlass_dsl", "4.7.1", "/fake/nvidia_cutlass_dsl"});
+    CHECK(choose(machine({{"B200", "10.0"}}), packages) == "flash4");
+    CHECK(choose(machine({{"GB300", "10.3"}}), packages) == "flash4");
+    CHECK(choose(machine({{"RTX 5090", "12.0"}}), packages) == "sage");  // FA4 after FA2 and Sage there
+    CHECK(choose(machine({{"H100", "9.0"}}), packages) == "flash3");     // FA3 before FA4 on Hopper
+    CHECK(choose(machine({{"A100", "8.0"}}), packages) == "flash2");     // no FA4 in the Ampere order
+    // A B200 beside an RTX 5090: the datacenter order (the lower capability) rules, FA4 serves both.
+    CHECK(choose(machine({{"B200", "10.0"}, {"RTX 5090", "12.0"}}), packages) == "flash4");
+}
+
+TEST_CASE("a package's presence can raise the driver a mechanism needs") {
+    PackageIndex packages = torch_only();
+    packages.add({"flash_attn_4", "4.0.0b8", "/fake/a"});
+    packages.add({"nvidia-cutlass-dsl", "4.7.1", "/fake/b"});
+    CHECK(choose(machine({{"B200", "10.0"}}, "12.9"), packages) == "flash4");
+    packages.add({"nvidia-cutlass-dsl-libs-cu13", "4.7.1", "/fake/c"});
+    const auto decision = select_mechanism(machine({{"B200", "10.0"}}, "12.9"), recipes(),
+                                           recipes().workloads.at("generic"), packages, std::nullopt, {});
+    CHECK(decision.mechanism == "sdpa");
+    CHECK_THAT(decision.candidates.front().reasons.front(),
+               Catch::Equals("needs a driver for CUDA 13.0 or newer (nvidia-cutlass-dsl-libs-cu13 4.7.1 is installed); "
+                             "this driver supports CUDA 12.9"));
+    CHECK(decision.candidates.front().hardware_fits == false);
+}
+
+TEST_CASE("packages of one release: versions must agree, local labels aside") {
+    PackageIndex packages = torch_only();
+    packages.add({"vllm", "0.21.0", "/fake/vllm"});
+    packages.add({"flashinfer-python", "0.6.18", "/fake/a"});
+    packages.add({"flashinfer-jit-cache", "0.6.18+cu130", "/fake/b"});
+    packages.add({"flashinfer-cubin", "0.6.18", "/fake/c"});
+    const auto& vllm = recipes().workloads.at("vllm");
+    const auto agree = select_mechanism(machine({{"B200", "10.0"}}), recipes(), vllm, packages, std::nullopt, {});
+    CHECK(agree.mechanism == "flashinfer");
+
+    PackageIndex mixed = torch_only();
+    mixed.add({"vllm", "0.21.0", "/fake/vllm"});
+    mixed.add({"flashinfer-python", "0.6.18", "/fake/a"});
+    mixed.add({"flashinfer-jit-cache", "0.6.18+cu130", "/fake/b"});
+    mixed.add({"flashinfer-cubin", "0.6.17", "/fake/c"});
+    const auto refused = select_mechanism(machine({{"B200", "10.0"}}), recipes(), vllm, mixed, std::nullopt, {});
+    CHECK(refused.mechanism == "flash2");
+    CHECK_THAT(refused.candidates.front().reasons.front(),
+               Catch::Equals("needs flashinfer-cubin and flashinfer-python of one release: flashinfer-cubin 0.6.17 is "
+                             "installed with flashinfer-python 0.6.18"));
+    // What keeps it out is software: --explain names it as best here.
+    CHECK(refused.candidates.front().hardware_fits);
+    REQUIRE(best_not_served(refused) != nullptr);
+    CHECK(best_not_served(refused)->mechanism == "flashinfer");
+}
+
+TEST_CASE("cuDNN attention needs the cuDNN torch loads to be 9.15.1 or newer") {
+    PackageIndex packages = torch_only();
+    const auto decide = [&](const PackageIndex& index) {
+        return select_mechanism(machine({{"H100", "9.0"}}), recipes(), recipes().workloads.at("generic"), index,
+                                std::nullopt, {});
+    };
+    const auto unknown = decide(packages);
+    CHECK(unknown.mechanism == "sdpa");
+    const auto cudnn_candidate = [](const Decision& decision) {
+        return *std::find_if(decision.candidates.begin(), decision.candidates.end(),
+                             [](const Candidate& c) { return c.mechanism == "cudnn"; });
+    };
+    CHECK_THAT(cudnn_candidate(unknown).reasons.front(),
+               Catch::StartsWith("needs cuDNN 9.15.1 or newer; no cuDNN of torch's was found"));
+
+    packages.set_cudnn({"9.15.0", "the file name libcudnn.so.9.15.0", "/usr/lib/libcudnn.so.9.15.0"});
+    CHECK_THAT(cudnn_candidate(decide(packages)).reasons.front(),
+               Catch::Equals("needs cuDNN 9.15.1 or newer; torch loads cuDNN 9.15.0 (the file name "
+                             "libcudnn.so.9.15.0)"));
+    packages.set_cudnn({"9.15.1.9", "nvidia-cudnn-cu13 9.15.1.9", "/fake/nvidia_cudnn_cu13"});
+    CHECK(decide(packages).mechanism == "cudnn");
+}
+
+TEST_CASE("a family's order serves an architecture without one of its own") {
+    test_support::TempDir dir;
+    test_support::write_file(dir.file("family.toml"),
+                             "[workloads.w.preference]\nblackwell = [\"sdpa\"]\ndefault = [\"eager\"]\n");
+    const RecipeSet set = load_recipes({test_support::source_path("recipes"), dir.file("family.toml")});
+    const auto& workload = set.workloads.at("w");
+    Inventory b200 = machine({{"B200", "10.0"}});
+    CHECK(preference_key(b200, workload) == "blackwell");
+    CHECK(preference_key(machine({{"H100", "9.0"}}), workload) == "default");
 }
