@@ -34,8 +34,8 @@ std::uint64_t bytes_read_by(pid_t pid) {
     return 0;
 }
 
-// With PROVISION_E2E_RUN_LOG naming a file (bench/readers-before-after sets
-// it), one line per measured run: peak RSS in KiB, bytes read, wall seconds,
+// With PROVISION_E2E_RUN_LOG naming a file (bench/readers/e2e-old-binary
+// sets it), one line per measured run: peak RSS in KiB, bytes read, wall seconds,
 // exit status, whether the hang guard killed it, and the program.
 void log_run(const std::string& program, const Result& result, std::chrono::steady_clock::duration wall) {
     const char* log = std::getenv("PROVISION_E2E_RUN_LOG");

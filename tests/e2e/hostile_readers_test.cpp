@@ -4,7 +4,8 @@
 // merely unusual user leaves: provision never hangs, stays within bounded
 // work and memory (counted by the kernel: bytes read, peak RSS), never gives
 // a wrong answer and never prints raw control characters.  Each case was
-// shown failing on a binary from before its fix by bench/readers-before-after.
+// shown failing on a binary from before its fix (docs/RELIABILITY.md, "Shown
+// failing before their fixes").
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 // every value a message echoes, recipe names that would forge a built-in
 // node label, an empty label prefix, repeated findings in the metrics, and an
 // unlimited tmpfs at /dev/shm.  Each case was shown failing on a binary from
-// before its fix by bench/readers-content-before-after.
+// before its fix (docs/RELIABILITY.md, "Shown failing before their fixes").
 #include <sys/stat.h>
 #include <unistd.h>
 

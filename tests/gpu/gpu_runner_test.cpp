@@ -211,7 +211,7 @@ TEST_CASE("runner: four workload GPUs on two, in two worker processes: every pai
             INFO(to_string(path) << ", fault: " << fault);
             ValidationOptions options = options_with(60, fault);
             options.worker_processes = 2;
-            // The workers' timeline, for bench/pod_timeline.py (fault-injection builds).
+            // The workers' timeline, for bench/pod/pod_timeline.py (fault-injection builds).
             if (const char* timeline = std::getenv("PROVISION_TEST_WORKER_TIMELINE"); timeline && fault.empty())
                 options.timeline = std::string(timeline) + "-" + std::string(to_string(path));
             WorkerPool workers(options);

@@ -150,7 +150,7 @@ TEST_CASE("site-packages globs expand to existing folders in pattern order", "[p
     CHECK(expand_site_package_globs({tree("no-*")}) == std::vector<std::string>{tree("no-flash3")});
 }
 
-// What a scan costs is measured with the start-up (bench/startup-latency), not
+// What a scan costs is measured with the start-up (bench/start/startup-latency), not
 // asserted here: a timed check failed by chance on a loaded machine under the
 // sanitizers.
 TEST_CASE("scanning 300 distributions reads their headers, never the long descriptions", "[packages]") {
