@@ -70,7 +70,7 @@ struct Throughput {
     double tflops = 0;
 };
 
-// Times e4m3 x e4m3 at 8192^3 (the shape bench/torch_peers.py gives
+// Times e4m3 x e4m3 at 8192^3 (the shape bench/kernels/torch_peers.py gives
 // torch._scaled_mm) on inputs drawn on the GPU, then checks every element
 // written and samples against the references.
 Fp8GemmVerdict benchmark(const CheckContext& context, std::uint64_t seed, Fp8GemmKernel kernel, const Stream& stream,

@@ -41,7 +41,7 @@ struct ValidationOptions {
     bool simulate = false;
     std::string cuda_library = "libcuda.so.1";
     // Test-only (fault-injection builds): a file each worker appends every
-    // line it reads and writes to, with the monotonic time (bench/pod_timeline.py).
+    // line it reads and writes to, with the monotonic time (bench/pod/pod_timeline.py).
     std::string timeline;
     // How many processes the GPUs' workers are split into, each opening its
     // GPUs from a thread each (at most one process per GPU).  Two: on 4 x
