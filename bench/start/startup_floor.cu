@@ -25,6 +25,9 @@
 //               within a half would be copied in-process)
 // --parent-cuinit adds a cuInit over every GPU in the timed process beside
 // the children, as a parent that asks CUDA for its device order would.
+// --wait makes the process wait for its children's exit, their contexts'
+// teardown included: a workload that opens every GPU and ends, as
+// bench/start/handoff runs it alone and behind provision.
 //
 // Prints one line: each phase's end in ms since the process started.
 #include <cuda_runtime.h>
@@ -142,6 +145,13 @@ void open_gpus(int out, bool sequential, const std::string& prefix) {
     if (write(out, line.data(), line.size()) < 0) std::_Exit(1);
 }
 
+// The children this process started (behind provision, its validation
+// workers are children too, and are not waited for).
+std::vector<pid_t>& started_children() {
+    static std::vector<pid_t> pids;
+    return pids;
+}
+
 // Starts a child that runs `work(pipe)`; returns the pipe's read end.
 template <typename Work>
 int start_child(const std::string& visible, Work work) {
@@ -159,6 +169,7 @@ int start_child(const std::string& visible, Work work) {
         std::_Exit(0);  // the teardown happens here, after the parent has gone
     }
     close(fds[1]);
+    started_children().push_back(pid);
     return fds[0];
 }
 
@@ -175,7 +186,7 @@ std::string read_all(int fd) {
 
 int main(int argc, char** argv) {
     std::string layout = "threads";
-    bool nvml = true, parent_cuinit = false;
+    bool nvml = true, parent_cuinit = false, wait = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--layout" && i + 1 < argc) {
@@ -184,9 +195,11 @@ int main(int argc, char** argv) {
             nvml = false;
         } else if (arg == "--parent-cuinit") {
             parent_cuinit = true;
+        } else if (arg == "--wait") {
+            wait = true;
         } else {
             std::fprintf(stderr, "usage: startup_floor [--layout threads|sequential|processes|threads-and-far|halves] "
-                                 "[--no-nvml] [--parent-cuinit]\n");
+                                 "[--no-nvml] [--parent-cuinit] [--wait]\n");
             return 2;
         }
     }
@@ -239,8 +252,13 @@ int main(int argc, char** argv) {
     }
     names.join();
     if (!every_child) std::_Exit(1);
-    std::printf("layout=%s nvml=%.1f parent_cuinit=%.1f all_ready=%.1f children=%s\n", layout.c_str(), nvml_ms,
-                parent_cuinit_ms, since_start(), lines.c_str());
+    double torn_down = -1;
+    if (wait) {
+        for (const pid_t child : started_children()) waitpid(child, nullptr, 0);  // its own alone
+        torn_down = since_start();
+    }
+    std::printf("layout=%s nvml=%.1f parent_cuinit=%.1f all_ready=%.1f torn_down=%.1f children=%s\n", layout.c_str(),
+                nvml_ms, parent_cuinit_ms, since_start(), torn_down, lines.c_str());
     std::fflush(stdout);
     std::_Exit(0);  // the children tear their contexts down on their own
 }
