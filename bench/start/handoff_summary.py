@@ -35,6 +35,10 @@ def main():
                 adds = behind - alone
                 print(f"| {label} | `provision -- {workload}` adds | {adds:.1f} | floor detached {floor:.1f} | "
                       f"{adds / floor:.2f}x |")
+        if "c-after-teardown" in wall and "c-alone" in wall and floor:
+            adds = wall["c-after-teardown"] - wall["c-alone"]
+            print(f"| {label} | `provision --check`, its workers gone, then c: adds | {adds:.1f} | floor detached "
+                  f"{floor:.1f} | {adds / floor:.2f}x |")
         if floor and "check" in wall:
             print(f"| {label} | `--check` | {wall['check']:.1f} | floor detached {floor:.1f} | "
                   f"{wall['check'] / floor:.2f}x |")
