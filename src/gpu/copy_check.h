@@ -42,16 +42,16 @@ struct PeerCopyResult {
     PeerCopyStatus status = PeerCopyStatus::skipped;
     double gb_per_s_forward = 0;   // first -> second; 0 where not measured
     double gb_per_s_backward = 0;  // second -> first
-    std::string detail;            // "offset 4096: 0x00 where 0x5a was sent", "simulated", ...
+    std::string detail = {};       // "offset 4096: 0x00 where 0x5a was sent", "simulated", ...
     // cuDeviceCanAccessPeer both ways, where the worker asked: false makes
     // the pair p2p_unavailable whatever NVML says (status skipped, no copy).
-    std::optional<bool> cuda_peer_access;
+    std::optional<bool> cuda_peer_access = {};
     PeerPath path = PeerPath::legacy_ipc;  // the path this result was checked on
     // Where the path asked for first could not share the memory (exported,
     // sent, imported or mapped) and another was checked after it: that
     // first path, and why.
-    std::optional<PeerPath> failed_path;
-    std::string failed_path_detail;
+    std::optional<PeerPath> failed_path = {};
+    std::string failed_path_detail = {};
 };
 
 // NCCL's host buffers (>= 2.24 by default): one granule of host memory at

@@ -44,7 +44,8 @@ LinkReport judge_pair(const GpuPair& pair, const Inventory& inventory, const Cop
     const Gpu& second = inventory.gpus[static_cast<std::size_t>(pair.second)];
     link.expected = expected_peer_bandwidth(pair, first, second, recipe);
     if (checks.run == CopyCheckRun::simulated)
-        link.check = PeerCopyResult{pair.first, pair.second, PeerCopyStatus::skipped, 0, 0, "simulated", {}};
+        link.check = PeerCopyResult{
+            .first = pair.first, .second = pair.second, .status = PeerCopyStatus::skipped, .detail = "simulated"};
     else if (const PeerCopyResult* result = checks.pair(pair.first, pair.second))
         link.check = oriented(*result, pair);
     if (link.check && link.check->cuda_peer_access == false) {
