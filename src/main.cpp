@@ -271,8 +271,13 @@ bool parse(int argc, char** argv, provision::Options& options) {
         std::fputs(app.help().c_str(), stdout);
         return false;
     } catch (const CLI::CallForVersion&) {
-        // Answered whatever else is wrong: only the setting it shows is decoded.
-        provision::decode_setting("PROVISION_BUILTIN_RECIPES", {}, env, options);
+        // Answered whatever else is wrong: only the setting it shows is
+        // decoded, and a bad value of it (empty) is not shown.
+        try {
+            provision::decode_setting("PROVISION_BUILTIN_RECIPES", {}, env, options);
+        } catch (const provision::Error&) {
+            options.builtin_recipes.clear();
+        }
         std::puts(version_text(options.builtin_recipes).c_str());
         return false;
     } catch (const CLI::ParseError& error) {

@@ -27,17 +27,32 @@ std::vector<std::string> split_any(const std::string& text, std::string_view sep
     return parts;
 }
 
-// $ORIGIN and ${ORIGIN} replaced by `origin` (ld.so's _dl_dst_substitute).
-std::string expand_origin(const std::string& entry, const std::string& origin) {
+// The length of the token `name` ($NAME or ${NAME}) at `at` of `entry`, or 0
+// where there is none: an unbraced name ends where no letter, digit or '_'
+// follows, as ld.so's is_dst reads it ("$ORIGINAL" is no $ORIGIN).
+std::size_t token_at(const std::string& entry, std::size_t at, std::string_view name) {
+    if (entry.compare(at, 2, "${") == 0 && entry.compare(at + 2, name.size(), name) == 0 &&
+        entry.compare(at + 2 + name.size(), 1, "}") == 0)
+        return name.size() + 3;
+    if (entry.compare(at, 1, "$") != 0 || entry.compare(at + 1, name.size(), name) != 0) return 0;
+    const std::size_t end = at + 1 + name.size();
+    const bool name_goes_on =
+        end < entry.size() && (std::isalnum(static_cast<unsigned char>(entry[end])) || entry[end] == '_');
+    return name_goes_on ? 0 : name.size() + 1;
+}
+
+// `entry` with $ORIGIN replaced by `origin` (ld.so's _dl_dst_substitute);
+// nullopt where it holds $LIB or $PLATFORM, which ld.so expands for the
+// machine, or $ORIGIN without an origin (LD_LIBRARY_PATH's: the program's
+// folder, the interpreter's here).
+std::optional<std::string> expand_tokens(const std::string& entry, const std::optional<std::string>& origin) {
     std::string out;
     for (std::size_t at = 0; at < entry.size();) {
-        if (entry.compare(at, 7, "$ORIGIN") == 0 &&
-            (at + 7 == entry.size() || !(std::isalnum(static_cast<unsigned char>(entry[at + 7])) || entry[at + 7] == '_'))) {
-            out += origin;
-            at += 7;
-        } else if (entry.compare(at, 9, "${ORIGIN}") == 0) {
-            out += origin;
-            at += 9;
+        if (token_at(entry, at, "LIB") != 0 || token_at(entry, at, "PLATFORM") != 0) return std::nullopt;
+        if (const std::size_t length = token_at(entry, at, "ORIGIN"); length != 0) {
+            if (!origin) return std::nullopt;
+            out += *origin;
+            at += length;
         } else {
             out += entry[at++];
         }
@@ -90,19 +105,18 @@ LoaderFolders loader_folders(const LoaderSearch& search) {
         if (!folder.empty() && seen.insert(folder).second) found.folders.push_back({folder, named_by});
     };
     // A search path's entry as fillin_rpath reads it (the empty one is the current folder).
-    auto add_entry = [&](const std::string& entry, const std::string& named_by, const std::string& origin) {
+    auto add_entry = [&](const std::string& entry, const std::string& named_by, const std::optional<std::string>& origin) {
         if (entry.empty()) return add(".", named_by + " (an empty entry: the current folder)");
-        std::string folder = entry;
-        if (!origin.empty()) folder = expand_origin(folder, origin);
-        if (folder.find('$') != std::string::npos) return;  // $LIB, $PLATFORM: the machine's, not read here
-        while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
-        add(folder, named_by);
+        auto folder = expand_tokens(entry, origin);
+        if (!folder) return;  // $LIB, $PLATFORM: the machine's; $ORIGIN of the program: not read here
+        while (folder->size() > 1 && folder->back() == '/') folder->pop_back();
+        add(*folder, named_by);
     };
     const auto& needing = search.needed_by;
     if (needing && needing->rpath && !needing->runpath)
         for (const auto& entry : split(*needing->rpath, ':')) add_entry(entry, "DT_RPATH of " + needing->path, needing->origin);
     if (!search.ld_library_path.empty())
-        for (const auto& entry : split_any(search.ld_library_path, ":;")) add_entry(entry, "LD_LIBRARY_PATH", "");
+        for (const auto& entry : split_any(search.ld_library_path, ":;")) add_entry(entry, "LD_LIBRARY_PATH", std::nullopt);
     if (needing && needing->runpath)
         for (const auto& entry : split(*needing->runpath, ':'))
             add_entry(entry, "DT_RUNPATH of " + needing->path, needing->origin);

@@ -13,8 +13,9 @@
 // An empty entry of LD_LIBRARY_PATH or of a DT_RPATH / DT_RUNPATH is the
 // current folder, as fillin_rpath reads it ("." here: the folder the
 // workload runs in).  $ORIGIN and ${ORIGIN} are the needing object's
-// folder; an entry with another token ($LIB, $PLATFORM: expanded by ld.so
-// for the machine) is left out.  The objects that loaded the needing one
+// folder; an entry with $LIB or $PLATFORM (expanded by ld.so for the
+// machine), or with $ORIGIN in LD_LIBRARY_PATH (the program's folder), is
+// left out.  The objects that loaded the needing one
 // (and the executable's DT_RPATH) are not read.  Each folder once, in order.
 #pragma once
 
