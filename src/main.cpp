@@ -122,7 +122,8 @@ class HelpFormatter : public CLI::Formatter {
 public:
     std::string make_option_name(const CLI::Option* option, bool positional) const override {
         std::string name = CLI::Formatter::make_option_name(option, positional);
-        if (const auto brace = name.find('{'); brace != std::string::npos) name.erase(brace, name.find('}', brace) - brace + 1);
+        if (const auto brace = name.find('{'); brace != std::string::npos)
+            name.erase(brace, name.find('}', brace) - brace + 1);
         return name;
     }
 };
@@ -358,7 +359,8 @@ int main(int argc, char** argv) {
         // Exits 2 and 3 come before any report; later failures (exec) follow one.
         // --print-recipes makes no report: any failure of its own is the document.
         const bool before_report = error.code() == ExitCode::usage || error.code() == ExitCode::invalid_input;
-        if (json && (before_report || options.print_recipes_folder)) print_json_error(static_cast<int>(error.code()), error.what());
+        if (json && (before_report || options.print_recipes_folder))
+            print_json_error(static_cast<int>(error.code()), error.what());
         if (before_report) provision::publish_stopped_run(options, error);
         return static_cast<int>(error.code());
     } catch (const std::exception& error) {

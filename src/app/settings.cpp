@@ -55,7 +55,8 @@ int worker_process_count(const SettingValue& given) {
     int count = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
     if (text.empty() || error != std::errc() || end != text.data() + text.size() || count < 1 || count > 64)
-        throw Error(ExitCode::usage, fmt::format("{}={}: expected a whole number from 1 to 64", given.source, echoed(last(given))));
+        throw Error(ExitCode::usage,
+                    fmt::format("{}={}: expected a whole number from 1 to 64", given.source, echoed(last(given))));
     return count;
 }
 
@@ -65,7 +66,8 @@ ValidateMode validate_mode(const SettingValue& given) {
     if (!given.from_flag && (text.empty() || text == "1")) return ValidateMode::quick;
     if (!given.from_flag && text == "0") return ValidateMode::off;
     if (const auto mode = parse_validate_mode(text)) return *mode;
-    throw Error(ExitCode::usage, fmt::format("{}={}: expected quick, full, off or 0", given.source, echoed(last(given))));
+    throw Error(ExitCode::usage,
+                fmt::format("{}={}: expected quick, full, off or 0", given.source, echoed(last(given))));
 }
 
 // The table.  Outputs come first: they are decoded before the rest.
@@ -212,9 +214,10 @@ void check_value(const Setting& setting, const SettingValue& given) {
                                     : fmt::format(" ({} takes 1 or 0, yes or no)", setting.variable)));
     const bool names_paths = setting.shape == SettingShape::path ||
                              (setting.shape == SettingShape::repeatable && given.from_flag);
-    if (names_paths && std::any_of(given.words.begin(), given.words.end(), [](const std::string& w) { return w.empty(); }))
-        throw Error(ExitCode::usage,
-                    fmt::format("{} is empty; name a {}, or leave {} out", given.source, noun_of(setting), given.source));
+    const auto empty = [](const std::string& word) { return word.empty(); };
+    if (names_paths && std::any_of(given.words.begin(), given.words.end(), empty))
+        throw Error(ExitCode::usage, fmt::format("{} is empty; name a {}, or leave {} out", given.source,
+                                                 noun_of(setting), given.source));
     if (given.from_flag && !setting.choices.empty()) {
         const std::string choice = lowercase(trimmed(given.words.back()));
         if (std::find(setting.choices.begin(), setting.choices.end(), choice) == setting.choices.end())

@@ -37,7 +37,8 @@ std::optional<NcclLibrary> find_workload_nccl(const Options& options, const std:
     }
     // The nvidia-nccl-cu* wheels (one a CUDA major) carry the version; the
     // one whose RECORD lists the file is the one installed there.
-    search.wheel_owning = [&packages](const std::string& site, const std::string& relative) -> std::optional<NcclWheel> {
+    search.wheel_owning = [&packages](const std::string& site,
+                                      const std::string& relative) -> std::optional<NcclWheel> {
         for (const InstalledPackage& package : packages.packages()) {
             const std::string name = normalize_package_name(package.name);
             if (!name.starts_with(kNcclWheelPrefix) || folder_of(package.location) != site) continue;

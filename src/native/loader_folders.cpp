@@ -105,7 +105,8 @@ LoaderFolders loader_folders(const LoaderSearch& search) {
         if (!folder.empty() && seen.insert(folder).second) found.folders.push_back({folder, named_by});
     };
     // A search path's entry as fillin_rpath reads it (the empty one is the current folder).
-    auto add_entry = [&](const std::string& entry, const std::string& named_by, const std::optional<std::string>& origin) {
+    auto add_entry = [&](const std::string& entry, const std::string& named_by,
+                         const std::optional<std::string>& origin) {
         if (entry.empty()) return add(".", named_by + " (an empty entry: the current folder)");
         auto folder = expand_tokens(entry, origin);
         if (!folder) return;  // $LIB, $PLATFORM: the machine's; $ORIGIN of the program: not read here
@@ -114,9 +115,11 @@ LoaderFolders loader_folders(const LoaderSearch& search) {
     };
     const auto& needing = search.needed_by;
     if (needing && needing->rpath && !needing->runpath)
-        for (const auto& entry : split(*needing->rpath, ':')) add_entry(entry, "DT_RPATH of " + needing->path, needing->origin);
+        for (const auto& entry : split(*needing->rpath, ':'))
+            add_entry(entry, "DT_RPATH of " + needing->path, needing->origin);
     if (!search.ld_library_path.empty())
-        for (const auto& entry : split_any(search.ld_library_path, ":;")) add_entry(entry, "LD_LIBRARY_PATH", std::nullopt);
+        for (const auto& entry : split_any(search.ld_library_path, ":;"))
+            add_entry(entry, "LD_LIBRARY_PATH", std::nullopt);
     if (needing && needing->runpath)
         for (const auto& entry : split(*needing->runpath, ':'))
             add_entry(entry, "DT_RUNPATH of " + needing->path, needing->origin);

@@ -55,7 +55,8 @@ void read_version(NcclLibrary& library, const std::optional<NcclWheel>& wheel, s
 
 class LibraryFinder {
 public:
-    explicit LibraryFinder(const NcclSearch& search) : search_(search), torch_lib_(normal(search.torch_site + "/torch/lib")) {}
+    explicit LibraryFinder(const NcclSearch& search)
+        : search_(search), torch_lib_(normal(search.torch_site + "/torch/lib")) {}
 
     // The library at `path` (a regular file), with what it is.
     NcclLibrary at(const std::string& path, std::uint64_t size, const std::string& found_by) const {
@@ -182,7 +183,8 @@ std::optional<NcclLibrary> find_nccl_library(const NcclSearch& search) {
     }
     for (const std::string& site : search.site_packages) {
         const std::string path = site + "/nvidia/nccl/lib/" + std::string(kLibrary);
-        if (const auto size = regular_file_size(path)) return finder.at(path, *size, "torch's preload of sys.path's nvidia/nccl/lib");
+        if (const auto size = regular_file_size(path))
+            return finder.at(path, *size, "torch's preload of sys.path's nvidia/nccl/lib");
     }
     return std::nullopt;
 }

@@ -51,7 +51,9 @@ NcclPaths nccl_paths(const std::optional<NcclLibrary>& nccl, const std::optional
     // An unknown version is judged by no number: where a rule needs one,
     // the reason says it is unknown.
     const auto version = parse_nccl_version(nccl->version);
-    const auto is_at_least = [&](int major, int minor, int patch) { return version && at_least(*version, major, minor, patch); };
+    const auto is_at_least = [&](int major, int minor, int patch) {
+        return version && at_least(*version, major, minor, patch);
+    };
     const std::string name = name_of(*nccl, version);
     const auto peer_setting = nccl_parameter(cumem_enable);
     const bool driver_supports = driver_cuda >= 12000;
@@ -59,7 +61,8 @@ NcclPaths nccl_paths(const std::optional<NcclLibrary>& nccl, const std::optional
         paths.peer_why = fmt::format("{} predates cuMem (2.18): legacy CUDA IPC", name);
     } else if (peer_setting && *peer_setting >= 0) {
         paths.peer = *peer_setting != 0 ? PeerPath::cumem_fd : PeerPath::legacy_ipc;
-        paths.peer_why = fmt::format("NCCL_CUMEM_ENABLE={} turns cuMem {}", echoed(*cumem_enable), *peer_setting ? "on" : "off");
+        paths.peer_why =
+            fmt::format("NCCL_CUMEM_ENABLE={} turns cuMem {}", echoed(*cumem_enable), *peer_setting ? "on" : "off");
     } else if (peer_setting && *peer_setting != -2) {
         paths.peer_why = fmt::format("NCCL_CUMEM_ENABLE={} turns cuMem off", echoed(*cumem_enable));
     } else if (!version) {
@@ -89,7 +92,8 @@ NcclPaths nccl_paths(const std::optional<NcclLibrary>& nccl, const std::optional
     } else if (driver_cuda < 12020 || built_for_cuda_12_2(nccl->cuda) == false) {
         paths.host_why = "cuMem host memory needs CUDA 12.2 in the driver and in NCCL's build";
     } else if (!host_asked) {
-        paths.host_why = host_setting ? fmt::format("NCCL_CUMEM_HOST_ENABLE={} turns it off", echoed(*cumem_host_enable))
+        paths.host_why = host_setting
+                             ? fmt::format("NCCL_CUMEM_HOST_ENABLE={} turns it off", echoed(*cumem_host_enable))
                                       : fmt::format("{} takes host buffers from cuMem by default only from 2.24 with a "
                                                     "driver for CUDA 12.6 or newer",
                                                     name);
@@ -97,8 +101,9 @@ NcclPaths nccl_paths(const std::optional<NcclLibrary>& nccl, const std::optional
         paths.cumem_host = true;
         paths.falls_back_from_cumem_host = is_at_least(2, 26, 3);
         paths.host_why = fmt::format("{} takes its host buffers from cuMem at the GPU's host NUMA node{}", name,
-                                     host_setting ? fmt::format(" (NCCL_CUMEM_HOST_ENABLE={})", echoed(*cumem_host_enable))
-                                                  : std::string());
+                                     host_setting
+                                         ? fmt::format(" (NCCL_CUMEM_HOST_ENABLE={})", echoed(*cumem_host_enable))
+                                         : std::string());
     }
     return paths;
 }

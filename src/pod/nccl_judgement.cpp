@@ -11,7 +11,8 @@ namespace provision {
 namespace {
 
 std::string nccl_name(const std::optional<NcclLibrary>& nccl) {
-    return nccl && !nccl->version.empty() ? fmt::format("NCCL {}", echoed(nccl->version)) : std::string("the workload's NCCL");
+    return nccl && !nccl->version.empty() ? fmt::format("NCCL {}", echoed(nccl->version))
+                                          : std::string("the workload's NCCL");
 }
 
 // A CUDA version's major; nullopt for text that is no version.

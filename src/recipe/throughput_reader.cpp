@@ -60,7 +60,8 @@ void read_throughput(const toml::table& table, const std::string& file, Throughp
     if (const toml::table* models = reader.table("models")) {
         for (const auto& [key, value] : *models) {
             const std::string name(key.str());
-            if (!value.is_table()) throw_at(value, file, fmt::format("[throughput.models.\"{}\"] must be a table", echoed(name)));
+            if (!value.is_table())
+                throw_at(value, file, fmt::format("[throughput.models.\"{}\"] must be a table", echoed(name)));
             read_model(name, *value.as_table(), file, into, refer_check);
         }
     }
