@@ -20,6 +20,7 @@
 #include "app/pipeline.h"
 #include "app/publishing.h"
 #include "app/repeat.h"
+#include "core/terminal.h"
 #include "core/error.h"
 #include "core/setting_values.h"
 #include "core/states.h"
@@ -56,10 +57,16 @@ std::string version_text(const std::string& builtin_recipes) {
     return text;
 }
 
-// --print-recipes DIR: the built-in recipes as files, one written path a line.
-void print_recipes(const std::string& folder) {
-    if (folder.empty()) throw provision::Error(ExitCode::usage, "--print-recipes needs a folder (see provision --help)");
-    for (const auto& file : provision::write_embedded_recipes(folder)) std::puts(file.c_str());
+// --print-recipes DIR: the built-in recipes as files, one written path a
+// line, or with --json one document naming them (a failure then gets the
+// JSON error document, from main).
+void print_recipes(const std::string& folder, bool json) {
+    const auto files = provision::write_embedded_recipes(folder);
+    if (json) {
+        std::fputs(provision::render_json_recipes(folder, files).c_str(), stdout);
+        return;
+    }
+    for (const auto& file : files) std::puts(file.c_str());
 }
 
 constexpr const char* kExitCodes =
@@ -89,7 +96,7 @@ std::vector<std::string> command_from(std::vector<std::string> rest) {
         throw provision::Error(ExitCode::usage,
                                fmt::format("unknown option {} (see provision --help; a COMMAND starting with '-' "
                                            "goes after '--')",
-                                           provision::printable(rest.front(), 64)));
+                                           provision::echoed(rest.front())));
     return rest;
 }
 
@@ -105,12 +112,29 @@ struct FlagValues {
     std::map<std::string, std::vector<std::string>> repeated;
 };
 
+// What CLI11 records for a switch given alone: a NUL, which no argument can
+// hold, so that "--json=false" (recorded as "false") is told apart from
+// "--json" and refused by the settings (app/settings.h, SettingShape).
+const std::string kSwitchAlone(1, '\0');
+
+// --help without the switches' recorded default ("--json{...}").
+class HelpFormatter : public CLI::Formatter {
+public:
+    std::string make_option_name(const CLI::Option* option, bool positional) const override {
+        std::string name = CLI::Formatter::make_option_name(option, positional);
+        if (const auto brace = name.find('{'); brace != std::string::npos)
+            name.erase(brace, name.find('}', brace) - brace + 1);
+        return name;
+    }
+};
+
 void add_setting_flags(CLI::App& app, FlagValues& values) {
+    app.formatter(std::make_shared<HelpFormatter>());
     for (const provision::Setting& setting : provision::settings()) {
         if (setting.flag.empty()) continue;
         const std::string flag(setting.flag), help = provision::flag_help(setting);
         if (setting.shape == provision::SettingShape::switch_flag) {
-            app.add_flag(flag, help);
+            app.add_flag(flag + "{" + kSwitchAlone + "}", help);
             continue;
         }
         // One value per occurrence: a greedy list would swallow the '--' before COMMAND.
@@ -118,7 +142,6 @@ void add_setting_flags(CLI::App& app, FlagValues& values) {
                                   ? app.add_option(flag, values.repeated[flag], help)->allow_extra_args(false)
                                   : app.add_option(flag, values.single[flag], help);
         option->option_text(std::string(setting.value_name));
-        if (!setting.choices.empty()) option->check(CLI::IsMember(setting.choices));
     }
 }
 
@@ -127,9 +150,17 @@ provision::GivenFlags given_flags(const CLI::App& app, const FlagValues& values)
     for (const provision::Setting& setting : provision::settings()) {
         const std::string flag(setting.flag);
         if (flag.empty() || app.count(flag) == 0) continue;
-        if (const auto it = values.single.find(flag); it != values.single.end()) given[flag] = {it->second};
-        else if (const auto list = values.repeated.find(flag); list != values.repeated.end()) given[flag] = list->second;
-        else given[flag] = {};
+        if (const auto it = values.single.find(flag); it != values.single.end()) {
+            given[flag] = {it->second};
+        } else if (const auto list = values.repeated.find(flag); list != values.repeated.end()) {
+            given[flag] = list->second;
+        } else {
+            // A switch: the values given with '=', none when it stood alone.
+            std::vector<std::string> words;
+            for (const std::string& result : app[flag]->results())
+                if (result != kSwitchAlone) words.push_back(result);
+            given[flag] = words;
+        }
     }
     return given;
 }
@@ -241,21 +272,39 @@ bool parse(int argc, char** argv, provision::Options& options) {
         std::fputs(app.help().c_str(), stdout);
         return false;
     } catch (const CLI::CallForVersion&) {
-        // Answered whatever else is wrong: only the setting it shows is decoded.
-        provision::decode_setting("PROVISION_BUILTIN_RECIPES", {}, env, options);
+        // Answered whatever else is wrong: only the setting it shows is
+        // decoded, and a bad value of it (empty) is not shown.
+        try {
+            provision::decode_setting("PROVISION_BUILTIN_RECIPES", {}, env, options);
+        } catch (const provision::Error&) {
+            options.builtin_recipes.clear();
+        }
         std::puts(version_text(options.builtin_recipes).c_str());
         return false;
     } catch (const CLI::ParseError& error) {
         keep_outputs_of_refused_line(app, env, options);
+        // CLI11's own words name only the flag (no flag's value is checked
+        // there); printed through the one path anyway (core/terminal.h).
         throw provision::Error(ExitCode::usage, fmt::format("{} (see provision --help)", error.what()));
     }
     const provision::GivenFlags flags = given_flags(app, values);
     provision::decode_outputs(flags, env, options);
+    try {
+        provision::check_setting_values(flags, env);
+    } catch (const provision::Error&) {
+        // A refused value is the error to report; the outputs are still held
+        // to their rules, so that none that could not be written is published.
+        try {
+            check_outputs(flags, env, options);
+        } catch (const provision::Error&) {
+        }
+        throw;
+    }
     check_outputs(flags, env, options);
     options.command = command_from(app.remaining());
     provision::decode_settings(flags, env, options);
     if (options.print_recipes_folder) {
-        print_recipes(*options.print_recipes_folder);
+        print_recipes(*options.print_recipes_folder, options.json);
         return false;
     }
     settle_settings(flags, env, options);
@@ -283,7 +332,7 @@ void print_json_error(int exit_code, const std::string& message) {
 // the failed work held is freed by now.
 int internal_error(bool json, const char* what, const provision::Options& options) {
     const std::string message = fmt::format("internal error: {}", what);
-    std::fprintf(stderr, "provision: %s\n", message.c_str());
+    provision::print_message("", message);
     try {
         if (json) print_json_error(static_cast<int>(ExitCode::internal_error), message);
         provision::publish_stopped_run(options, provision::Error(ExitCode::internal_error, message));
@@ -317,10 +366,12 @@ int main(int argc, char** argv) {
         if (options.repeat_interval) provision::run_repeatedly(options);
         return provision::carry_out(provision::plan_run(options), options);
     } catch (const provision::Error& error) {
-        std::fprintf(stderr, "provision: error: %s\n", error.what());
+        provision::print_message("error", error.what());
         // Exits 2 and 3 come before any report; later failures (exec) follow one.
+        // --print-recipes makes no report: any failure of its own is the document.
         const bool before_report = error.code() == ExitCode::usage || error.code() == ExitCode::invalid_input;
-        if (json && before_report) print_json_error(static_cast<int>(error.code()), error.what());
+        if (json && (before_report || options.print_recipes_folder))
+            print_json_error(static_cast<int>(error.code()), error.what());
         if (before_report) provision::publish_stopped_run(options, error);
         return static_cast<int>(error.code());
     } catch (const std::exception& error) {

@@ -18,6 +18,7 @@
 #include "app/validation_step.h"
 #include "app/workload_nccl.h"
 #include "app/run_outcome.h"
+#include "core/terminal.h"
 #include "core/suggest.h"
 #include "core/text.h"
 #include "workload_env/env_file.h"
@@ -48,7 +49,7 @@ const WorkloadSpec& find_workload(const RecipeSet& recipes, const std::string& n
     if (it != recipes.workloads.end()) return it->second;
     std::vector<std::string> known;
     for (const auto& [workload, spec] : recipes.workloads) known.push_back(workload);
-    std::string message = fmt::format("unknown workload '{}'", printable(name, kLongestEchoedValue));
+    std::string message = fmt::format("unknown workload '{}'", echoed(name));
     const std::string hint = closest_match(name, known);
     if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
     message += fmt::format(" (known: {})", fmt::join(known, ", "));
@@ -100,9 +101,7 @@ std::string env_file_header(const Report& report) {
 // warns, within the post's own time budget.
 void send_report(const ReportPost& post, const std::string& json) {
     if (post.url.empty()) return;
-    for (const auto& warning : post_report(post, json))
-        std::fprintf(stderr, "provision: warning: %s\n", warning.c_str());
-    std::fflush(stderr);
+    for (const auto& warning : post_report(post, json)) print_message("warning", warning);
 }
 
 // The packages the workload's mechanisms need, each with those mechanisms.
@@ -155,9 +154,9 @@ void check_sensitive_settings(const EnvSettings& env, const std::map<std::string
                         fmt::format("a recipe sets CUDA_VISIBLE_DEVICES={}, but the GPUs were detected and the "
                                     "mechanism chosen with CUDA_VISIBLE_DEVICES {}: the workload would run on "
                                     "other GPUs than those the decision was made for",
-                                    printable(value, 64),
+                                    echoed(value),
                                     it == environment.end() ? std::string("unset")
-                                                            : "=" + printable(it->second, 64)));
+                                                            : fmt::format("={}", echoed(it->second))));
         notes.push_back(fmt::format("warning: a recipe sets {}={} (a loader, start-up or device-selection "
                                     "variable, allowed by its allow_sensitive)",
                                     name, printable(value, 256)));
@@ -337,7 +336,7 @@ int carry_out(Plan plan, const Options& options) {
     }
     clock.mark(Phase::total);
     publish_finished_run(plan, options);
-    std::fputs(render_summary(report, options.explain).c_str(), stderr);
+    std::fputs(terminal_lines(render_summary(report, options.explain)).c_str(), stderr);
     const std::string json = render_json(report);
     // Under --repeat one report a round, each on a line of its own (JSON Lines).
     if (options.json)
@@ -347,7 +346,7 @@ int carry_out(Plan plan, const Options& options) {
     // reading it must not see 0, nor must the metrics.
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
         const std::string why = fmt::format("cannot write the JSON report to stdout: {}", std::strerror(errno));
-        std::fprintf(stderr, "provision: %s: %s\n", options.command.empty() ? "error" : "warning", why.c_str());
+        print_message(options.command.empty() ? "error" : "warning", why);
         if (options.command.empty() && plan.exit_code == ExitCode::ok)
             publish_exit_code(plan, options, ExitCode::io_failure);
     }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/terminal.h"
 #include "core/file_identity.h"
 #include "core/termination.h"
 #include "publish/publish.h"
@@ -60,16 +61,13 @@ void publish_exit_code(Plan& plan, const Options& options, ExitCode code) {
     if (!options.publish.any()) return;
     // The summary is out: a file that cannot be written now is said on stderr.
     for (const auto& failure : publish(finished_run(plan, options), options.publish).failures)
-        std::fprintf(stderr, "provision: warning: %s\n", failure.c_str());
-    std::fflush(stderr);
+        print_message("warning", failure);
 }
 
 void publish_stopped_run(const Options& options, const Error& error) {
     if (!options.publish.any()) return;
     const PublishedRun run{nullptr, nullptr, error.code(), std::chrono::system_clock::now(), recipes_digest(options)};
-    for (const auto& failure : publish(run, options.publish).failures)
-        std::fprintf(stderr, "provision: warning: %s\n", failure.c_str());
-    std::fflush(stderr);
+    for (const auto& failure : publish(run, options.publish).failures) print_message("warning", failure);
 }
 
 }  // namespace provision

@@ -11,6 +11,7 @@
 #include "app/pipeline.h"
 #include "app/publishing.h"
 #include "app/validation_step.h"
+#include "core/terminal.h"
 #include "core/process_clock.h"
 #include "gpu/xid_events.h"
 #include "report/report.h"
@@ -23,7 +24,7 @@ using Clock = std::chrono::steady_clock;
 // A round that stopped before its report: with --json its line is the
 // JSON error document, so every round has one line.
 void stop_round(const Options& options, const Error& error, const char* what) {
-    std::fprintf(stderr, "provision: %s: %s\n", what, error.what());
+    print_message(what, error.what());
     if (options.json) {
         std::fputs(render_json_error(static_cast<int>(error.code()), error.what()).c_str(), stdout);
         std::fflush(stdout);

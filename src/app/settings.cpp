@@ -36,12 +36,6 @@ std::chrono::milliseconds seconds(const SettingValue& given, double max_seconds)
     return parse_duration(last(given), given.source, max_seconds);
 }
 
-// A file the run writes must be named: an empty value names none.
-std::string output_path(const SettingValue& given, std::string_view otherwise) {
-    if (last(given).empty())
-        throw Error(ExitCode::usage, fmt::format("{} is empty; name a file{}", given.source, otherwise));
-    return last(given);
-}
 
 // A library to load: empty keeps the default.
 void library(const SettingValue& given, std::string& field) {
@@ -62,13 +56,14 @@ int worker_process_count(const SettingValue& given) {
     int count = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
     if (text.empty() || error != std::errc() || end != text.data() + text.size() || count < 1 || count > 64)
-        throw Error(ExitCode::usage, fmt::format("{}={}: expected a whole number from 1 to 64", given.source, last(given)));
+        throw Error(ExitCode::usage,
+                    fmt::format("{}={}: expected a whole number from 1 to 64", given.source, echoed(last(given))));
     return count;
 }
 
 BusyGpuPolicy busy_gpu_policy(const SettingValue& given) {
     if (const auto policy = parse_busy_gpu_policy(lowercase(trimmed(last(given))))) return *policy;
-    throw Error(ExitCode::usage, fmt::format("{}={}: expected fail or share", given.source, printable(last(given), 64)));
+    throw Error(ExitCode::usage, fmt::format("{}={}: expected fail or share", given.source, echoed(last(given))));
 }
 
 ValidateMode validate_mode(const SettingValue& given) {
@@ -77,26 +72,26 @@ ValidateMode validate_mode(const SettingValue& given) {
     if (!given.from_flag && (text.empty() || text == "1")) return ValidateMode::quick;
     if (!given.from_flag && text == "0") return ValidateMode::off;
     if (const auto mode = parse_validate_mode(text)) return *mode;
-    throw Error(ExitCode::usage, fmt::format("{}={}: expected quick, full, off or 0", given.source,
-                                             printable(last(given), 64)));
+    throw Error(ExitCode::usage,
+                fmt::format("{}={}: expected quick, full, off or 0", given.source, echoed(last(given))));
 }
 
 // The table.  Outputs come first: they are decoded before the rest.
 const std::vector<Setting> kSettings = {
     {"--env-file", "PROVISION_ENV_FILE", "PATH", "where to write the env settings; /dev/null discards them",
-     SettingShape::value,
+     SettingShape::path,
      [](const SettingValue& v, Options& o) {
-         o.env_file = output_path(v, fmt::format(", or {} to discard the settings", kDiscardedEnvFile));
+         o.env_file = last(v);
          o.env_file_given = true;
      },
      {}, {}, true},
     {"--node-labels", "PROVISION_NODE_LABELS", "PATH",
      "write the node's labels for Kubernetes here, as a Node Feature Discovery feature file "
      "(.../features.d/provision)",
-     SettingShape::value, [](const SettingValue& v, Options& o) { o.publish.node_labels = output_path(v, ""); }, {},
+     SettingShape::path, [](const SettingValue& v, Options& o) { o.publish.node_labels = last(v); }, {},
      {}, true},
     {"--metrics", "PROVISION_METRICS", "PATH", "write the run's metrics here, as a node-exporter textfile (*.prom)",
-     SettingShape::value, [](const SettingValue& v, Options& o) { o.publish.metrics = output_path(v, ""); }, {}, {},
+     SettingShape::path, [](const SettingValue& v, Options& o) { o.publish.metrics = last(v); }, {}, {},
      true},
 
     {"--check", {}, {}, "CI mode: lint recipes, detect, select, validate; exit non-zero on any error",
@@ -104,7 +99,8 @@ const std::vector<Setting> kSettings = {
     {"--explain", {}, {}, "show every candidate mechanism with its reasons", SettingShape::switch_flag,
      [](const SettingValue&, Options& o) { o.explain = true; }},
     {"--json", {}, {},
-     "print the report as JSON on stdout (human text stays on stderr); with --repeat one report a line (JSON Lines)",
+     "print the report as JSON on stdout (human text stays on stderr); with --repeat one report a line (JSON Lines); "
+     "with --print-recipes one document naming the files written",
      SettingShape::switch_flag, [](const SettingValue&, Options& o) { o.json = true; }},
     {"--workload", "PROVISION_WORKLOAD", "NAME", "workload recipe to apply (default generic)", SettingShape::value,
      [](const SettingValue& v, Options& o) { o.workload = trimmed(last(v)); }},
@@ -112,18 +108,18 @@ const std::vector<Setting> kSettings = {
      "extra recipe file, folder or https:// URL, merged over the built-ins; repeatable", SettingShape::repeatable,
      [](const SettingValue& v, Options& o) { o.recipes = v.from_flag ? v.words : split_location_list(last(v)); },
      "colon-separated"},
-    {{}, "PROVISION_BUILTIN_RECIPES", {}, "a folder of recipes that replaces the built-in ones", SettingShape::value,
+    {{}, "PROVISION_BUILTIN_RECIPES", {}, "a folder of recipes that replaces the built-in ones", SettingShape::path,
      [](const SettingValue& v, Options& o) { o.builtin_recipes = last(v); }},
     {"--print-recipes", {}, "DIR",
      "write the built-in recipes into DIR (created; existing files are never overwritten), then exit",
-     SettingShape::value, [](const SettingValue& v, Options& o) { o.print_recipes_folder = last(v); }},
+     SettingShape::path, [](const SettingValue& v, Options& o) { o.print_recipes_folder = last(v); }},
     {"--allow-http", "PROVISION_ALLOW_HTTP", {}, "allow plain http:// for --recipe and --report-url (else https only)",
      SettingShape::switch_flag, [](const SettingValue& v, Options& o) { o.fetch.allow_http = switched_on(v); }, "1"},
     {"--fetch-timeout", "PROVISION_FETCH_TIMEOUT", "SECONDS",
      "seconds a recipe URL may take to download, connecting included (default 10)", SettingShape::value,
      [](const SettingValue& v, Options& o) { o.fetch.total_timeout_ms = seconds(v, kMaxTimeoutSeconds).count(); }},
     {{}, "PROVISION_CACHE_DIR", {}, "remote recipe cache (default $XDG_CACHE_HOME/provision or ~/.cache/provision)",
-     SettingShape::value, [](const SettingValue& v, Options& o) { o.fetch.cache_dir = last(v); }},
+     SettingShape::path, [](const SettingValue& v, Options& o) { o.fetch.cache_dir = last(v); }},
     {"--report-url", "PROVISION_REPORT_URL", "URL",
      "POST the JSON report to this https:// URL before the handoff; failures only warn", SettingShape::value,
      [](const SettingValue& v, Options& o) { o.report_post.url = last(v); }},
@@ -136,13 +132,13 @@ const std::vector<Setting> kSettings = {
     {"--python", "PROVISION_PYTHON", "PATH",
      "the Python interpreter (or its venv/conda folder) that will run the workload; its packages decide the "
      "selection (default: the COMMAND's, VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH)",
-     SettingShape::value,
+     SettingShape::path,
      [](const SettingValue& v, Options& o) {
          o.python = last(v);
          o.python_option_name = v.source;
      }},
     {"--gpu-fixture", "PROVISION_GPU_FIXTURE", "FILE", "simulated machine (TOML) instead of NVML and the driver",
-     SettingShape::value, [](const SettingValue& v, Options& o) { o.gpu_fixture = last(v); }},
+     SettingShape::path, [](const SettingValue& v, Options& o) { o.gpu_fixture = last(v); }},
     {"--validate", "PROVISION_VALIDATE", "quick|full|off",
      "GPU validation: quick (default), full (adds throughput) or off", SettingShape::value,
      [](const SettingValue& v, Options& o) { o.validate = validate_mode(v); }, "0 = off", "--no-validate", false,
@@ -246,18 +242,61 @@ const std::string* variable_text(const Setting& setting, const std::map<std::str
     return it == environment.end() ? nullptr : &it->second;
 }
 
+// "PATH" -> "path", "DIR" -> "folder": what an empty value should have named.
+std::string noun_of(const Setting& setting) {
+    if (setting.value_name == "DIR") return "folder";
+    if (setting.value_name.empty()) return "path";
+    return lowercase(setting.value_name);
+}
+
+// The rules every setting's value is held to before its decoder reads it
+// (settings.h, SettingShape): a switch's flag takes none, a path is never
+// empty, a flag with choices takes one of them.
+void check_value(const Setting& setting, const SettingValue& given) {
+    if (setting.shape == SettingShape::switch_flag && given.from_flag && !given.words.empty())
+        throw Error(ExitCode::usage,
+                    fmt::format("{}={}: {} is a switch and takes no value; give it alone to turn it on, or leave it "
+                                "out{}",
+                                given.source, echoed(given.words.back()), given.source,
+                                setting.variable.empty()
+                                    ? std::string()
+                                    : fmt::format(" ({} takes 1 or 0, yes or no)", setting.variable)));
+    const bool names_paths = setting.shape == SettingShape::path ||
+                             (setting.shape == SettingShape::repeatable && given.from_flag);
+    const auto empty = [](const std::string& word) { return word.empty(); };
+    if (names_paths && std::any_of(given.words.begin(), given.words.end(), empty))
+        throw Error(ExitCode::usage, fmt::format("{} is empty; name a {}, or leave {} out", given.source,
+                                                 noun_of(setting), given.source));
+    if (given.from_flag && !setting.choices.empty()) {
+        const std::string choice = lowercase(trimmed(given.words.back()));
+        if (std::find(setting.choices.begin(), setting.choices.end(), choice) == setting.choices.end())
+            throw Error(ExitCode::usage, fmt::format("{}={}: expected {}", given.source, echoed(given.words.back()),
+                                                     fmt::join(setting.choices, ", ")));
+    }
+}
+
+// The value a setting was given, by its flag or else its variable; none
+// where neither gives one (or the flag that silences the variable is given).
+std::optional<SettingValue> given_value(const Setting& setting, const GivenFlags& flags,
+                                        const std::map<std::string, std::string>& environment) {
+    if (const auto flag = flags.find(setting.flag); !setting.flag.empty() && flag != flags.end()) {
+        SettingValue given{flag->second, std::string(setting.flag), true};
+        if (setting.shape != SettingShape::switch_flag && given.words.empty()) return std::nullopt;  // CLI11 requires a value
+        return given;
+    }
+    if (!setting.unless_flag.empty() && flags.count(setting.unless_flag) > 0) return std::nullopt;
+    if (const std::string* text = variable_text(setting, environment))
+        return SettingValue{{*text}, std::string(setting.variable), false};
+    return std::nullopt;
+}
+
 void decode(const Setting& setting, const GivenFlags& flags, const std::map<std::string, std::string>& environment,
             Options& options) {
     if (!setting.decode) return;
-    if (const auto flag = flags.find(setting.flag); !setting.flag.empty() && flag != flags.end()) {
-        SettingValue given{flag->second, std::string(setting.flag), true};
-        if (setting.shape != SettingShape::switch_flag && given.words.empty()) return;  // CLI11 requires a value
-        setting.decode(given, options);
-        return;
+    if (const auto given = given_value(setting, flags, environment)) {
+        check_value(setting, *given);
+        setting.decode(*given, options);
     }
-    if (!setting.unless_flag.empty() && flags.count(setting.unless_flag) > 0) return;
-    if (const std::string* text = variable_text(setting, environment))
-        setting.decode({{*text}, std::string(setting.variable), false}, options);
 }
 
 }  // namespace
@@ -266,6 +305,13 @@ const std::vector<Setting>& settings() { return all_settings(); }
 
 bool setting_given(const Setting& setting, const GivenFlags& flags, const std::map<std::string, std::string>& environment) {
     return (!setting.flag.empty() && flags.count(setting.flag) > 0) || variable_text(setting, environment) != nullptr;
+}
+
+void check_setting_values(const GivenFlags& flags, const std::map<std::string, std::string>& environment) {
+    for (const Setting& setting : settings()) {
+        if (setting.names_output) continue;  // held to them as decode_outputs read it
+        if (const auto given = given_value(setting, flags, environment)) check_value(setting, *given);
+    }
 }
 
 void decode_outputs(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options) {

@@ -15,10 +15,17 @@
 
 namespace provision {
 
+// What a setting takes.  Two rules hold for every setting, in decode():
+// a switch's flag takes no value (--json=false, --allow-http=no are usage
+// errors naming the flag: only its variable reads a value), and a setting
+// that names a path (a file, a folder, an interpreter) refuses an empty
+// value as --env-file always has, from its flag or its variable alike; any
+// other setting reads an empty value as unset.
 enum class SettingShape {
     switch_flag,  // --flag alone; its variable takes 1/0, true/false, yes/no, on/off
     value,        // --flag VALUE; the variable's text is the value
-    repeatable,   // --flag VALUE, again and again; the variable holds a list
+    path,         // --flag PATH; as value, but an empty one is a usage error
+    repeatable,   // --flag PATH, again and again (none empty); the variable holds a list
 };
 
 // What one setting was given: the flag's values, or its variable's text.
@@ -43,7 +50,7 @@ struct Setting {
     std::string_view variable_form{};  // how the variable writes it, when not as the flag ("colon-separated")
     std::string_view unless_flag{};    // the variable is not read when this flag is given
     bool names_output = false;         // a file the run writes: decoded first (see decode_outputs)
-    std::vector<std::string> choices{};  // the flag's only values, refused by the command-line parser otherwise
+    std::vector<std::string> choices{};  // the flag's only values (any case); any other is a usage error
     bool test_hook = false;            // a test build's hook: absent from release builds, and from --help and README
 };
 
@@ -52,7 +59,8 @@ struct Setting {
 const std::vector<Setting>& settings();
 
 // The flags the command line gave: each flag's values in order (a switch:
-// none).  Flags not given are absent.
+// none, unless the command line gave it one with '=').  Flags not given are
+// absent.
 using GivenFlags = std::map<std::string, std::vector<std::string>, std::less<>>;
 
 // Whether `setting` was given, by its flag or by its variable.
@@ -64,6 +72,12 @@ bool setting_given(const Setting& setting, const GivenFlags& flags, const std::m
 // wins over its variable.
 void decode_outputs(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options);
 void decode_settings(const GivenFlags& flags, const std::map<std::string, std::string>& environment, Options& options);
+
+// Holds every other given value to the rules all values share (a switch takes
+// none, a path is never empty, a flag with choices takes one) right after the
+// outputs are known: a refused value is the first error, before the outputs
+// are compared or anything else is decoded.
+void check_setting_values(const GivenFlags& flags, const std::map<std::string, std::string>& environment);
 
 // One setting alone, named by its flag or its variable (for --version, which
 // is answered whatever else the settings hold).

@@ -1,12 +1,17 @@
 #include "app/workload_nccl.h"
 
+#include <algorithm>
 #include <filesystem>
 
+#include "core/regular_file.h"
 #include "native/loader_folders.h"
+#include "packages/installed_files.h"
 #include "packages/package_name.h"
 
 namespace provision {
 namespace {
+
+constexpr std::string_view kNcclWheelPrefix = "nvidia-nccl-cu";
 
 std::string folder_of(const std::string& metadata) {  // ".../site-packages/torch-2.11.0.dist-info" -> ".../site-packages"
     return std::filesystem::path(metadata).parent_path().string();
@@ -27,11 +32,22 @@ std::optional<NcclLibrary> find_workload_nccl(const Options& options, const std:
         for (const auto& folder : native::split(*folders, ':'))
             if (!folder.empty()) search.default_folders.push_back(folder);
     }
-    // The nvidia-nccl-cu* wheels (one a CUDA major) carry the version.
-    search.wheel_version = [&packages](const std::string& site) -> std::optional<std::string> {
+    // The nvidia-nccl-cu* wheels (one a CUDA major) carry the version; the
+    // one whose RECORD lists the file is the one installed there.
+    search.wheel_owning = [&packages](const std::string& site,
+                                      const std::string& relative) -> std::optional<NcclWheel> {
         for (const InstalledPackage& package : packages.packages()) {
             const std::string name = normalize_package_name(package.name);
-            if (name.rfind("nvidia-nccl-cu", 0) == 0 && folder_of(package.location) == site) return package.version;
+            if (!name.starts_with(kNcclWheelPrefix) || folder_of(package.location) != site) continue;
+            std::string error;
+            const auto record = read_regular_file(package.location + "/RECORD", kMaxRecordBytes, error);
+            if (!record) continue;
+            const auto size = recorded_size(*record, relative);
+            if (!size) continue;
+            const std::string major = name.substr(kNcclWheelPrefix.size());
+            const bool digits = !major.empty() && major.size() <= 3 &&
+                                std::all_of(major.begin(), major.end(), [](char c) { return c >= '0' && c <= '9'; });
+            return NcclWheel{.version = package.version, .cuda_major = digits ? major : "", .recorded_size = *size};
         }
         return std::nullopt;
     };

@@ -15,7 +15,7 @@ bool parse_boolean(std::string_view text, std::string_view source) {
     if (value == "1" || value == "true" || value == "yes" || value == "on") return true;
     if (value == "0" || value == "false" || value == "no" || value == "off") return false;
     throw Error(ExitCode::usage, fmt::format("{}={}: expected 1, true, yes, on or 0, false, no, off", source,
-                                             printable(text, 64)));
+                                             echoed(text)));
 }
 
 std::chrono::milliseconds parse_duration(std::string_view text, std::string_view source, double max_seconds) {
@@ -24,7 +24,7 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
     const auto refuse = [&](std::string_view why) -> std::chrono::milliseconds {
         throw Error(ExitCode::usage,
                     fmt::format("{}={}: {}; expected seconds, a number from {:g} to {:g}", source,
-                                printable(text, 64), why, kMinSeconds, max_seconds));
+                                echoed(text), why, kMinSeconds, max_seconds));
     };
     double seconds = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);

@@ -77,4 +77,29 @@ inline std::string printable(std::string_view text, std::size_t max_bytes = 256)
     return out;
 }
 
+// A value from outside provision (a flag, a variable, a file of the
+// workload's, a GPU, a recipe) as a message shows it: formatted, it goes
+// through printable(), escaped and cut to `max_bytes` with its size noted.
+// A message takes such a value as an Echoed (echoed(), echoed_path()), so
+// that the README's "Messages" rule holds by the argument's type; and
+// whatever a message holds reaches the terminal through terminal.h, which
+// escapes it once more.
+struct Echoed {
+    std::string_view text;
+    std::size_t max_bytes = kLongestEchoedValue;
+};
+
+// A value: cut to kLongestEchoedValue.
+inline Echoed echoed(std::string_view value) { return Echoed{value, kLongestEchoedValue}; }
+// A path says where the input is: escaped, cut only at kLongestPath.
+inline Echoed echoed_path(std::string_view path) { return Echoed{path, kLongestPath}; }
+
 }  // namespace provision
+
+template <>
+struct fmt::formatter<provision::Echoed> : fmt::formatter<std::string_view> {
+    template <typename Context>
+    auto format(const provision::Echoed& value, Context& context) const {
+        return fmt::formatter<std::string_view>::format(provision::printable(value.text, value.max_bytes), context);
+    }
+};

@@ -87,7 +87,7 @@ void read_user_dtype(const std::vector<FormatReport>& formats, const RecipeSet& 
     if (value.empty() || value == "auto") return;
     const std::vector<std::string> names = recipes.dtype_names();
     if (std::find(names.begin(), names.end(), value) == names.end()) {
-        std::string message = fmt::format("PROVISION_DTYPE={}: unknown dtype", printable(*user.dtype, 64));
+        std::string message = fmt::format("PROVISION_DTYPE={}: unknown dtype", echoed(*user.dtype));
         const std::string hint = value.size() <= 64 ? closest_match(value, names) : std::string();
         if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
         message += fmt::format(" (valid: {}, auto)", fmt::join(names, ", "));

@@ -40,7 +40,7 @@ Driver read_driver(const toml::table& table, const std::string& file) {
     if (!ComputeCapability::parse(driver.cuda))
         throw_at(*reader.node("cuda"), file,
                  fmt::format("'cuda' in [driver] must be a CUDA version like \"13.0\", not \"{}\"",
-                             printable(driver.cuda, kLongestEchoedValue)));
+                             echoed(driver.cuda)));
     return driver;
 }
 
@@ -105,7 +105,7 @@ GpuHealth read_health(const toml::node& node, const std::string& file, const std
         if (!health.compute_mode)
             throw_at(*reader.node("compute_mode"), file,
                      fmt::format("'compute_mode' in {} is default, exclusive-process or prohibited, not '{}'", where,
-                                 printable(*mode, kLongestEchoedValue)));
+                                 echoed(*mode)));
     }
     if (const auto action = reader.string("recovery_action")) {
         health.recovery_action = parse_recovery_action(*action);
@@ -113,7 +113,7 @@ GpuHealth read_health(const toml::node& node, const std::string& file, const std
             throw_at(*reader.node("recovery_action"), file,
                      fmt::format("'recovery_action' in {} is none, gpu-reset, node-reboot, drain-p2p, drain-and-reset "
                                  "or unknown, not '{}'",
-                                 where, printable(*action, kLongestEchoedValue)));
+                                 where, echoed(*action)));
     }
     health.retired_pages = optional_count<std::uint64_t>(reader, "retired_pages");
     health.uncorrectable_remapped_rows = optional_count<unsigned>(reader, "uncorrectable_remapped_rows");
@@ -214,7 +214,7 @@ Gpu read_gpu(const toml::table& table, const std::string& file, std::size_t posi
             throw_at(*reader.node("uuid"), file,
                      fmt::format("'uuid' in {} must look like \"GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\" "
                                  "(hex digits), not \"{}\"",
-                                 reader.where(), printable(*uuid, kLongestEchoedValue)));
+                                 reader.where(), echoed(*uuid)));
         gpu.uuid = *uuid;
     } else {
         gpu.uuid = synthetic_gpu_uuid(position);
@@ -252,7 +252,7 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
     if (!word)
         throw_at(*reader.node("topology"), file,
                  fmt::format("'topology' in {} must be one of {}, not \"{}\"", reader.where(),
-                             fmt::join(path_words(), ", "), printable(*topology, kLongestEchoedValue)));
+                             fmt::join(path_words(), ", "), echoed(*topology)));
     pair.path = word->path;
     pair.nvlinks = word->nvlinks;
     for (const int end : {pair.first, pair.second}) {
@@ -269,7 +269,7 @@ HostPair read_link(const toml::table& table, const std::string& file, std::size_
     if (!access)
         throw_at(*reader.node("p2p"), file,
                  fmt::format("'p2p' in {} must be one of {}, not \"{}\"", reader.where(),
-                             fmt::join(peer_access_words(), ", "), printable(*p2p, kLongestEchoedValue)));
+                             fmt::join(peer_access_words(), ", "), echoed(*p2p)));
     pair.p2p = *access;
     return pair;
 }
@@ -344,7 +344,7 @@ std::string synthetic_gpu_uuid(std::size_t position) {
 toml::table parse_gpu_fixture_file(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
-        throw Error(ExitCode::invalid_input, fmt::format("{}: GPU fixture file not found", printable(path, kLongestPath)));
+        throw Error(ExitCode::invalid_input, fmt::format("{}: GPU fixture file not found", echoed_path(path)));
     return parse_toml(read_regular_file_or_throw(path, kMaxRecipeBytes), path);
 }
 
@@ -396,7 +396,7 @@ Inventory load_gpu_fixture(const std::string& path, const std::optional<std::str
     for (const Gpu& gpu : inventory.gpus) positions.push_back(gpu.nvml_index);
     inventory.pairs = visible_pairs(positions, fixture.topology);
     if (fixture.gpus.empty())
-        inventory.notes.push_back(fmt::format("simulated machine without NVIDIA GPUs ({})", printable(path, kLongestPath)));
+        inventory.notes.push_back(fmt::format("simulated machine without NVIDIA GPUs ({})", echoed_path(path)));
     return inventory;
 }
 

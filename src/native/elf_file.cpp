@@ -201,6 +201,7 @@ std::optional<ReadError> ElfFile::find_dynamic_tables(std::uint64_t program_offs
         if (found == dynamic.end()) return std::nullopt;
         return file_offset_of(loads, found->second);
     };
+    if (auto error = find_search_paths(dynamic, dynamic_offset(DT_STRTAB))) return error;
 
     DynamicTables tables;
     const auto symbols = std::find_if(sections_.begin(), sections_.end(),
@@ -238,6 +239,61 @@ std::optional<ReadError> ElfFile::find_dynamic_tables(std::uint64_t program_offs
     else tables.sysv_hash_offset = dynamic_offset(DT_HASH);
     dynamic_ = tables;
     return std::nullopt;
+}
+
+std::optional<ReadError> ElfFile::find_search_paths(const std::map<std::int64_t, std::uint64_t>& segment_entries,
+                                                    std::optional<std::uint64_t> segment_strings) {
+    const std::map<std::int64_t, std::uint64_t>* entries = &segment_entries;
+    std::map<std::int64_t, std::uint64_t> section_entries;
+    if (segment_entries.empty()) {
+        // No dynamic segment: the SHT_DYNAMIC section, its strings in the section it links.
+        const auto dynamic = std::find_if(sections_.begin(), sections_.end(),
+                                          [](const ElfSection& s) { return s.type == SHT_DYNAMIC; });
+        if (dynamic == sections_.end()) return std::nullopt;
+        const std::uint64_t count = std::min<std::uint64_t>(dynamic->size / sizeof(Elf64_Dyn), max_dynamic_entries);
+        if (!within(dynamic->offset, count * sizeof(Elf64_Dyn), source_->size()))
+            return malformed("the dynamic section lies outside the file");
+        std::vector<Elf64_Dyn> table(count);
+        if (count > 0 && !source_->read_at(dynamic->offset, table.data(), count * sizeof(Elf64_Dyn)))
+            return malformed("the dynamic section cannot be read");
+        for (const Elf64_Dyn& entry : table) {
+            if (entry.d_tag == DT_NULL) break;
+            section_entries.emplace(entry.d_tag, entry.d_un.d_val);
+        }
+        if (dynamic->link >= sections_.size()) return malformed("the dynamic section names no string table");
+        search_strings_offset_ = sections_[dynamic->link].offset;
+        search_strings_size_ = sections_[dynamic->link].size;
+        entries = &section_entries;
+    } else if (segment_strings) {
+        search_strings_offset_ = *segment_strings;
+        const auto size = segment_entries.find(DT_STRSZ);
+        search_strings_size_ = size == segment_entries.end() ? 0 : size->second;
+    }
+    if (const auto rpath = entries->find(DT_RPATH); rpath != entries->end()) rpath_offset_ = rpath->second;
+    if (const auto runpath = entries->find(DT_RUNPATH); runpath != entries->end()) runpath_offset_ = runpath->second;
+    return std::nullopt;
+}
+
+ReadResult<ElfFile::LibrarySearchPaths> ElfFile::library_search_paths() const {
+    LibrarySearchPaths paths;
+    const auto read = [&](std::optional<std::uint64_t> offset, const char* tag,
+                          std::optional<std::string>& out) -> std::optional<ReadError> {
+        if (!offset) return std::nullopt;
+        if (*offset >= search_strings_size_ || !within(search_strings_offset_, search_strings_size_, source_->size()))
+            return malformed(fmt::format("{} lies outside the dynamic string table", tag));
+        std::string text(std::min<std::uint64_t>(search_strings_size_ - *offset, kMaxSearchPathBytes + 1), '\0');
+        if (!source_->read_at(search_strings_offset_ + *offset, text.data(), text.size()))
+            return malformed(fmt::format("{} cannot be read", tag));
+        const std::size_t length = strnlen(text.data(), text.size());
+        if (length == text.size())
+            return malformed(fmt::format("{} has no end within {} bytes", tag, kMaxSearchPathBytes));
+        text.resize(length);
+        out = std::move(text);
+        return std::nullopt;
+    };
+    if (auto error = read(rpath_offset_, "DT_RPATH", paths.rpath)) return *error;
+    if (auto error = read(runpath_offset_, "DT_RUNPATH", paths.runpath)) return *error;
+    return paths;
 }
 
 const ElfSection* ElfFile::section(std::string_view name) const {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +93,17 @@ public:
     };
     const std::optional<DynamicTables>& dynamic_tables() const { return dynamic_; }
 
+    // Where the loader looks for the libraries this file needs
+    // (DT_NEEDED): its DT_RPATH and DT_RUNPATH strings, as written (ld.so
+    // expands $ORIGIN; native/loader_folders.h follows its order).  Read
+    // from the dynamic segment, else (a file without program headers) from
+    // the SHT_DYNAMIC section; each string at most kMaxSearchPathBytes.
+    struct LibrarySearchPaths {
+        std::optional<std::string> rpath;
+        std::optional<std::string> runpath;
+    };
+    ReadResult<LibrarySearchPaths> library_search_paths() const;
+
 private:
     struct GnuHash {
         std::uint32_t bucket_count = 0;
@@ -113,6 +125,8 @@ private:
                                            std::uint64_t count, std::uint32_t names_index);
     std::optional<ReadError> find_dynamic_tables(std::uint64_t program_offset, std::uint16_t entry_size,
                                                  std::uint16_t count);
+    std::optional<ReadError> find_search_paths(const std::map<std::int64_t, std::uint64_t>& segment_entries,
+                                               std::optional<std::uint64_t> segment_strings);
     ReadResult<const GnuHash*> gnu_hash() const;
     ReadResult<const SysvHash*> sysv_hash() const;
     ReadResult<bool> gnu_lookup(const GnuHash& hash, std::string_view name) const;
@@ -129,6 +143,9 @@ private:
     std::uint8_t abi_version_ = 0;
     std::vector<ElfSection> sections_;
     std::optional<DynamicTables> dynamic_;
+    // DT_RPATH's and DT_RUNPATH's offsets in the dynamic string table, and that table.
+    std::optional<std::uint64_t> rpath_offset_, runpath_offset_;
+    std::uint64_t search_strings_offset_ = 0, search_strings_size_ = 0;
     mutable std::optional<GnuHash> gnu_hash_;
     mutable std::optional<SysvHash> sysv_hash_;
     mutable std::uint64_t lookup_steps_ = 0;
@@ -137,6 +154,8 @@ private:
 public:
     static constexpr std::size_t kMaxSectionNameBytes = 256;
     static constexpr std::uint64_t kMaxLookupSteps = 1 << 20;
+    // Real ones are a few hundred bytes (torch's lists a dozen wheels' folders).
+    static constexpr std::uint64_t kMaxSearchPathBytes = 64 * 1024;
 };
 
 // The GNU hash of a symbol name (the dl_new_hash function of glibc).

@@ -5,34 +5,31 @@
 
 #include <fmt/format.h>
 
-#include <array>
+#include "core/text.h"
+#include "nccl/nccl_version.h"
 
 namespace provision {
 namespace {
 
-// "2.28.9" -> {2, 28, 9}; missing parts are 0.
-std::array<int, 3> version_parts(const std::string& text) {
-    std::array<int, 3> parts{0, 0, 0};
-    std::size_t start = 0;
-    for (int& part : parts) {
-        if (start >= text.size()) break;
-        part = std::atoi(text.c_str() + start);
-        const std::size_t dot = text.find('.', start);
-        if (dot == std::string::npos) break;
-        start = dot + 1;
-    }
-    return parts;
+// How a reason names the library: its version echoed (core/text.h).
+std::string name_of(const NcclLibrary& nccl, const std::optional<ReleaseNumber>& version) {
+    return version ? fmt::format("NCCL {}", echoed(nccl.version)) : std::string("NCCL (version unknown)");
 }
 
-bool at_least(const std::array<int, 3>& version, int major, int minor, int patch) {
-    return version >= std::array<int, 3>{major, minor, patch};
+// Whether NCCL's build is for CUDA 12.2 or newer; nullopt when its CUDA is
+// unknown, or known only as "12" (a wheel's name: nvidia-nccl-cu12).
+std::optional<bool> built_for_cuda_12_2(const std::string& cuda) {
+    const auto release = parse_release(cuda);
+    if (!release || (release->parts[0] == 12 && release->written < 2)) return std::nullopt;
+    return at_least(*release, 12, 2);
 }
 
 }  // namespace
 
 int cuda_number(const std::string& text) {
-    const auto parts = version_parts(text);
-    return parts[0] * 1000 + parts[1] * 10;
+    const auto release = parse_release(text);
+    if (!release) return 0;
+    return release->parts[0] * 1000 + release->parts[1] * 10;
 }
 
 std::optional<long long> nccl_parameter(const std::optional<std::string>& value) {
@@ -51,18 +48,28 @@ NcclPaths nccl_paths(const std::optional<NcclLibrary>& nccl, const std::optional
         paths.host_why = "no NCCL";
         return paths;
     }
-    const auto version = version_parts(nccl->version);
-    const std::string name = nccl->version.empty() ? std::string("NCCL (version unknown)") : "NCCL " + nccl->version;
+    // An unknown version is judged by no number: where a rule needs one,
+    // the reason says it is unknown.
+    const auto version = parse_nccl_version(nccl->version);
+    const auto is_at_least = [&](int major, int minor, int patch) {
+        return version && at_least(*version, major, minor, patch);
+    };
+    const std::string name = name_of(*nccl, version);
     const auto peer_setting = nccl_parameter(cumem_enable);
     const bool driver_supports = driver_cuda >= 12000;
-    if (!at_least(version, 2, 18, 0) && !nccl->version.empty()) {
+    if (version && !is_at_least(2, 18, 0)) {
         paths.peer_why = fmt::format("{} predates cuMem (2.18): legacy CUDA IPC", name);
     } else if (peer_setting && *peer_setting >= 0) {
         paths.peer = *peer_setting != 0 ? PeerPath::cumem_fd : PeerPath::legacy_ipc;
-        paths.peer_why = fmt::format("NCCL_CUMEM_ENABLE={} turns cuMem {}", *cumem_enable, *peer_setting ? "on" : "off");
+        paths.peer_why =
+            fmt::format("NCCL_CUMEM_ENABLE={} turns cuMem {}", echoed(*cumem_enable), *peer_setting ? "on" : "off");
     } else if (peer_setting && *peer_setting != -2) {
-        paths.peer_why = fmt::format("NCCL_CUMEM_ENABLE={} turns cuMem off", *cumem_enable);
-    } else if (!at_least(version, 2, 19, 1)) {
+        paths.peer_why = fmt::format("NCCL_CUMEM_ENABLE={} turns cuMem off", echoed(*cumem_enable));
+    } else if (!version) {
+        paths.peer_why = fmt::format("{}: whether it takes cuMem by default (2.19 and newer) cannot be told; legacy "
+                                     "CUDA IPC is checked, which every NCCL can take",
+                                     name);
+    } else if (!is_at_least(2, 19, 1)) {
         paths.peer_why = fmt::format("{} takes cuMem only when NCCL_CUMEM_ENABLE asks (on by default from 2.19)", name);
     } else if (!driver_supports) {
         paths.peer_why = fmt::format("{} takes cuMem only with a driver for CUDA 12.0 or newer", name);
@@ -74,25 +81,29 @@ NcclPaths nccl_paths(const std::optional<NcclLibrary>& nccl, const std::optional
     }
 
     const auto host_setting = nccl_parameter(cumem_host_enable);
-    const bool host_default = at_least(version, 2, 24, 0) && driver_cuda >= 12060;
+    const bool host_default = is_at_least(2, 24, 0) && driver_cuda >= 12060;
     const bool host_asked = host_setting && *host_setting != -1 ? *host_setting != 0 : host_default;
     if (paths.peer != PeerPath::cumem_fd) {
         paths.host_why = "host buffers from /dev/shm (cuMem host memory needs cuMem)";
-    } else if (!at_least(version, 2, 23, 0)) {
+    } else if (!version) {
+        paths.host_why = fmt::format("{}: cuMem host memory needs 2.23 or newer; /dev/shm is assumed", name);
+    } else if (!is_at_least(2, 23, 0)) {
         paths.host_why = fmt::format("{} predates cuMem host memory (2.23)", name);
-    } else if (driver_cuda < 12020 || (!nccl->cuda.empty() && cuda_number(nccl->cuda) < 12020)) {
+    } else if (driver_cuda < 12020 || built_for_cuda_12_2(nccl->cuda) == false) {
         paths.host_why = "cuMem host memory needs CUDA 12.2 in the driver and in NCCL's build";
     } else if (!host_asked) {
-        paths.host_why = host_setting ? fmt::format("NCCL_CUMEM_HOST_ENABLE={} turns it off", *cumem_host_enable)
+        paths.host_why = host_setting
+                             ? fmt::format("NCCL_CUMEM_HOST_ENABLE={} turns it off", echoed(*cumem_host_enable))
                                       : fmt::format("{} takes host buffers from cuMem by default only from 2.24 with a "
                                                     "driver for CUDA 12.6 or newer",
                                                     name);
     } else {
         paths.cumem_host = true;
-        paths.falls_back_from_cumem_host = at_least(version, 2, 26, 3);
+        paths.falls_back_from_cumem_host = is_at_least(2, 26, 3);
         paths.host_why = fmt::format("{} takes its host buffers from cuMem at the GPU's host NUMA node{}", name,
-                                     host_setting ? fmt::format(" (NCCL_CUMEM_HOST_ENABLE={})", *cumem_host_enable)
-                                                  : std::string());
+                                     host_setting
+                                         ? fmt::format(" (NCCL_CUMEM_HOST_ENABLE={})", echoed(*cumem_host_enable))
+                                         : std::string());
     }
     return paths;
 }

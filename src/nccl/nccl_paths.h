@@ -18,6 +18,10 @@
 //   newer and the driver's CUDA is 12.6 or newer.  From 2.26.3 NCCL tries
 //   one such allocation at start and falls back to /dev/shm by itself when
 //   it fails; before, the failure stops the job (CUDA error 217 in shm.cc).
+// A version that does not read as one (nccl/nccl_version.h) is unknown, and
+// no rule that needs a number is taken for it: legacy IPC and /dev/shm are
+// checked unless NCCL_CUMEM_ENABLE asks for cuMem.  Every value a reason
+// holds (the version, the variables' text) is echoed (core/text.h).
 #pragma once
 
 #include <optional>
@@ -42,7 +46,7 @@ struct NcclPaths {
 NcclPaths nccl_paths(const std::optional<NcclLibrary>& nccl, const std::optional<std::string>& cumem_enable,
                      const std::optional<std::string>& cumem_host_enable, int driver_cuda);
 
-// "12.2" -> 12020, as cuDriverGetVersion counts; 0 for "".
+// "12.2" -> 12020, as cuDriverGetVersion counts; 0 for "" or what is no version.
 int cuda_number(const std::string& text);
 
 // NCCL_*'s value as NCCL's parameters read it: nullopt for the default

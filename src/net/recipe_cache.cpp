@@ -39,7 +39,7 @@ std::string hex(std::uint64_t value) { return fmt::format("{:016x}", value); }
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, int error) {
     throw Error(ExitCode::io_failure,
-                fmt::format("cannot write {}: {}: {}", printable(path, kLongestPath), what, std::strerror(error)));
+                fmt::format("cannot write {}: {}: {}", echoed_path(path), what, std::strerror(error)));
 }
 
 // The entries' folder is this user's alone (0700): find() trusts nothing
@@ -59,7 +59,7 @@ void write_atomically(const std::string& path, const std::string& contents) {
         write_file_atomically(path, contents, {.mode = 0600, .replace = true, .only_replace_regular_file = false});
     if (failure)
         throw Error(ExitCode::io_failure,
-                    fmt::format("cannot write {}: {}", printable(path, kLongestPath), failure->message()));
+                    fmt::format("cannot write {}: {}", echoed_path(path), failure->message()));
 }
 
 std::string modification_time(const std::string& path) {
@@ -135,7 +135,7 @@ std::optional<CachedRecipe> RecipeCache::find(const std::string& url) const {
         else if (static_cast<std::size_t>(*bytes) != body->size() || *checksum != hex(fnv1a64(*body)))
             cached.refused = fmt::format("it does not match its metadata ({} bytes, checksum {} recorded; {} bytes, "
                                          "checksum {} found): it was changed after it was fetched",
-                                         *bytes, printable(*checksum, kLongestEchoedValue), body->size(),
+                                         *bytes, echoed(*checksum), body->size(),
                                          hex(fnv1a64(*body)));
         else if (etag && plausible_etag(*etag))
             cached.etag = *etag;
@@ -180,7 +180,7 @@ std::string RecipeCache::store_unverified(const std::string& url, const std::str
     // until a signal stops the run.
     if (const auto failure = write_temporary_file(path, 5, body, 0600))
         throw Error(ExitCode::io_failure,
-                    fmt::format("cannot write {}: {}", printable(path, kLongestPath), failure->message()));
+                    fmt::format("cannot write {}: {}", echoed_path(path), failure->message()));
     temporary = true;
     return path;
 }

@@ -124,9 +124,9 @@ std::vector<std::string> post_report(const ReportPost& post, const std::string& 
     try {
         return post_within_budget(post, json);
     } catch (const std::exception& error) {
-        return {fmt::format("report not posted to {}: {}", printable(redact_url(post.url), kLongestPath), error.what())};
+        return {fmt::format("report not posted to {}: {}", echoed_path(redact_url(post.url)), error.what())};
     } catch (...) {
-        return {fmt::format("report not posted to {}", printable(redact_url(post.url), kLongestPath))};
+        return {fmt::format("report not posted to {}", echoed_path(redact_url(post.url)))};
     }
 }
 

@@ -1,6 +1,7 @@
 #include "packages/installed_files.h"
 
 #include <algorithm>
+#include <charconv>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -11,11 +12,20 @@ namespace provision {
 namespace {
 
 // The first CSV field of `row`: quoted ("a,b.so") with "" for a quote, or
-// plain.  A quoted field is unquoted into `buffer`.
-std::string_view first_field(std::string_view row, std::string& buffer) {
-    if (row.empty() || row.front() != '"') return row.substr(0, row.find(','));
+// plain.  A quoted field is unquoted into `buffer`.  `rest`, when given, is
+// set to what follows the field's comma (empty without one).
+std::string_view first_field(std::string_view row, std::string& buffer, std::string_view* rest = nullptr) {
+    const auto set_rest = [&](std::size_t comma) {
+        if (rest) *rest = comma < row.size() ? row.substr(comma + 1) : std::string_view();
+    };
+    if (row.empty() || row.front() != '"') {
+        const std::size_t comma = std::min(row.find(','), row.size());
+        set_rest(comma);
+        return row.substr(0, comma);
+    }
     buffer.clear();
-    for (std::size_t i = 1; i < row.size(); ++i) {
+    std::size_t i = 1;
+    for (; i < row.size(); ++i) {
         if (row[i] != '"') {
             buffer += row[i];
         } else if (i + 1 < row.size() && row[i + 1] == '"') {
@@ -25,7 +35,22 @@ std::string_view first_field(std::string_view row, std::string& buffer) {
             break;
         }
     }
+    set_rest(std::min(row.find(',', i), row.size()));
     return buffer;
+}
+
+// Calls `visit` with each non-empty row of RECORD, CR and LF taken off.
+template <typename Visit>
+void for_each_row(std::string_view text, Visit&& visit) {
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view row = text.substr(start, end - start);
+        if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
+        if (!row.empty()) visit(row);
+        start = end + 1;
+    }
 }
 
 bool climbs_out(std::string_view path) {
@@ -51,15 +76,25 @@ bool has_suffix(std::string_view path, std::string_view suffix) {
 
 void for_each_record_path(std::string_view text, const std::function<void(std::string_view path)>& visit) {
     std::string buffer;
-    std::size_t start = 0;
-    while (start < text.size()) {
-        std::size_t end = text.find('\n', start);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view row = text.substr(start, end - start);
-        if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
-        if (!row.empty()) visit(first_field(row, buffer));
-        start = end + 1;
-    }
+    for_each_row(text, [&](std::string_view row) { visit(first_field(row, buffer)); });
+}
+
+std::optional<std::optional<std::uint64_t>> recorded_size(std::string_view text, std::string_view path) {
+    std::string buffer;
+    std::optional<std::optional<std::uint64_t>> found;
+    for_each_row(text, [&](std::string_view row) {
+        if (found) return;
+        std::string_view rest;
+        if (first_field(row, buffer, &rest) != path) return;
+        // hash,size: the size is what follows the last comma, digits alone.
+        const std::size_t comma = rest.rfind(',');
+        const std::string_view size = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        std::uint64_t value = 0;
+        const auto [end, error] = std::from_chars(size.data(), size.data() + size.size(), value);
+        const bool whole_number = !size.empty() && error == std::errc() && end == size.data() + size.size();
+        found = whole_number ? std::optional<std::uint64_t>(value) : std::nullopt;
+    });
+    return found;
 }
 
 std::vector<std::string> parse_record(std::string_view text) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -25,6 +26,11 @@ constexpr std::size_t kMaxRecordFiles = 4096;
 // Calls `visit` with the path of each non-empty row of RECORD, in order, as
 // written (CSV quoting undone).  One pass: the work is linear in the text.
 void for_each_record_path(std::string_view text, const std::function<void(std::string_view path)>& visit);
+
+// The size RECORD gives for `path` (its third field), when a row lists the
+// path: nullopt inside when the row gives none ("path,,").  Nullopt when no
+// row lists it.  One pass over the text.
+std::optional<std::optional<std::uint64_t>> recorded_size(std::string_view text, std::string_view path);
 
 // The paths of RECORD's rows, in order (for_each_record_path, collected).
 std::vector<std::string> parse_record(std::string_view text);

@@ -31,7 +31,7 @@ public:
         if (name.empty()) fail("expected a package name");
         if (!is_valid_package_name(name))
             fail(fmt::format("'{}' is not a valid package name (letters, digits, and '-', '_' or '.' between them)",
-                             printable(name, kLongestEchoedValue)));
+                             echoed(name)));
         requirement.name = normalize_package_name(name);
         skip_spaces();
         if (peek() == '[') parse_extras(requirement);
@@ -47,7 +47,7 @@ public:
         skip_spaces();
         if (peek() == ';') fail("environment markers (';') are not supported");
         if (peek() == '@') fail("URL requirements ('@') are not supported");
-        if (pos_ != text_.size()) fail(fmt::format("unexpected '{}'", printable(text_.substr(pos_), kLongestEchoedValue)));
+        if (pos_ != text_.size()) fail(fmt::format("unexpected '{}'", echoed(text_.substr(pos_))));
         return requirement;
     }
 
@@ -55,7 +55,7 @@ private:
     [[noreturn]] void fail(const std::string& reason) const {
         // Every part of `reason` that echoes the text is printable() already.
         throw std::invalid_argument(
-            fmt::format("invalid requirement '{}': {}", printable(text_, kLongestEchoedValue), reason));
+            fmt::format("invalid requirement '{}': {}", echoed(text_), reason));
     }
     char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
     void skip_spaces() {
@@ -114,7 +114,7 @@ private:
         if (op.empty()) {
             if (pos_ == text_.size()) fail("expected a version specifier after ','");
             fail(fmt::format("expected a version operator (==, !=, <=, >=, <, >, ~=) at '{}'",
-                             printable(text_.substr(pos_), kLongestEchoedValue)));
+                             echoed(text_.substr(pos_))));
         }
         if (op == "===") fail("arbitrary equality ('===') is not supported");
         skip_spaces();
@@ -126,19 +126,19 @@ private:
             version_text.remove_suffix(2);
         }
         const auto version = Version::parse(version_text);
-        if (!version) fail(fmt::format("'{}' is not a PEP 440 version", printable(version_text, kLongestEchoedValue)));
+        if (!version) fail(fmt::format("'{}' is not a PEP 440 version", echoed(version_text)));
         if (wildcard) {
             if (version->str() != version->base().str())
                 fail(fmt::format("'{}.*' may hold only an epoch and release numbers",
-                                 printable(version_text, kLongestEchoedValue)));
+                                 echoed(version_text)));
             op += '*';
         } else if (version->has_local() && op != "==" && op != "!=") {
             fail(fmt::format("a local version ('+{}') is only allowed after '==' or '!='",
-                             printable(version->local(), kLongestEchoedValue)));
+                             echoed(version->local())));
         }
         if (op == "~=" && version->release_size() < 2)
             fail(fmt::format("'~={}' needs at least two release numbers (for example ~={}.0)",
-                             printable(version_text, kLongestEchoedValue), printable(version_text, kLongestEchoedValue)));
+                             echoed(version_text), echoed(version_text)));
         return {op, *version};
     }
 

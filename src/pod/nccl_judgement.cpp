@@ -4,14 +4,23 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+#include "nccl/nccl_version.h"
+
 namespace provision {
 namespace {
 
 std::string nccl_name(const std::optional<NcclLibrary>& nccl) {
-    return nccl && !nccl->version.empty() ? "NCCL " + nccl->version : std::string("the workload's NCCL");
+    return nccl && !nccl->version.empty() ? fmt::format("NCCL {}", echoed(nccl->version))
+                                          : std::string("the workload's NCCL");
 }
 
-int major_of(const std::string& version) { return std::atoi(version.c_str()); }
+// A CUDA version's major; nullopt for text that is no version.
+std::optional<int> major_of(const std::string& version) {
+    const auto release = parse_release(version);
+    if (!release) return std::nullopt;
+    return release->parts[0];
+}
 
 // name=value, as the user's own values allow (user_values.h); the words
 // say which it is.
@@ -21,7 +30,7 @@ std::string setting(NcclJudgement& judgement, const UserValues& users, const std
                                    [&](const UserDecision& decided) { return decided.name == name; });
     const UserDecision decided = users.decide(name, value);
     if (!known) judgement.settings.push_back(decided);
-    if (decided.kept) return fmt::format("the environment's {}={} stays", name, decided.kept->value);
+    if (decided.kept) return fmt::format("the environment's {}={} stays", name, echoed(decided.kept->value));
     return fmt::format("{}={} is written", name, value);
 }
 
@@ -35,12 +44,13 @@ NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths
         const int nvml = gpu >= 0 && gpu < static_cast<int>(inventory.gpus.size()) ? inventory.gpus[gpu].nvml_index : -1;
         judgement.findings.push_back({gpu, nvml, signal, policy.level(signal), std::move(words)});
     };
-    if (nccl && !nccl->cuda.empty() && !inventory.driver.cuda.empty() &&
-        major_of(nccl->cuda) > major_of(inventory.driver.cuda))
+    if (nccl && major_of(nccl->cuda) && major_of(inventory.driver.cuda) &&
+        *major_of(nccl->cuda) > *major_of(inventory.driver.cuda))
         add(-1, "nccl_driver_too_old",
             fmt::format("{} ({}) is built for CUDA {}, but the driver runs CUDA {} at most: NCCL cannot start; install "
                         "an NCCL (and torch) built for CUDA {}, or a newer driver",
-                        nccl_name(nccl), nccl->path, nccl->cuda, inventory.driver.cuda, inventory.driver.cuda));
+                        nccl_name(nccl), echoed_path(nccl->path), echoed(nccl->cuda), echoed(inventory.driver.cuda),
+                        echoed(inventory.driver.cuda)));
 
     for (const PeerCopyResult& pair : checks.pairs) {
         if (pair.failed_path != PeerPath::cumem_fd || pair.path != PeerPath::legacy_ipc ||

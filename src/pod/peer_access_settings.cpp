@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace provision {
 
 namespace {
@@ -18,7 +20,7 @@ std::string pair_list(const std::vector<LinkReport>& links, bool nvlink) {
 
 std::string assignments(const std::vector<std::pair<std::string, std::string>>& values) {
     std::vector<std::string> words;
-    for (const auto& [name, value] : values) words.push_back(name + "=" + value);
+    for (const auto& [name, value] : values) words.push_back(fmt::format("{}={}", name, echoed(value)));
     return fmt::format("{}", fmt::join(words, ", "));
 }
 

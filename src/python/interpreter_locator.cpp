@@ -80,7 +80,7 @@ private:
         throw Error(ExitCode::usage,
                     fmt::format("{} {}: no such Python interpreter (give the one the workload runs, for example "
                                 "/opt/venv/bin/python3, or its environment's folder)",
-                                search_.option_name, printable(given, kLongestEchoedValue)));
+                                search_.option_name, echoed(given)));
     }
 
     std::optional<LocatedInterpreter> from_command() {

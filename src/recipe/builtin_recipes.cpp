@@ -20,7 +20,7 @@ std::optional<std::string> builtin_recipe_folder(const std::string& variable_val
         throw Error(ExitCode::invalid_input,
                     fmt::format("PROVISION_BUILTIN_RECIPES={}: not a folder (it replaces the built-in recipes; "
                                 "unset it to use those compiled in)",
-                                printable(variable_value, kLongestPath)));
+                                echoed_path(variable_value)));
     return variable_value;
 }
 

@@ -83,7 +83,7 @@ void read_variables(TableReader& reader, const std::string& key, std::map<std::s
                 throw_at(value, reader.file(),
                          fmt::format("'{}' in '{}' of {} is not an environment variable name (letters, digits and "
                                      "'_', not starting with a digit)",
-                                     printable(name.str(), 64), key, reader.where()));
+                                     echoed(name.str()), key, reader.where()));
     const auto values = reader.string_map(key);
     if (!values) throw_at(*node, reader.file(), fmt::format("'{}' in {} must be a table of strings", key, reader.where()));
     for (const auto& [name, value] : *values) into[name] = value;
@@ -174,7 +174,7 @@ void read_pod(const toml::table& table, const std::string& file, PodRecipe& into
                     throw_at(*row.node("driver_below"), file,
                              fmt::format("'driver_below' in {} must be a driver version like \"550.40.07\", not "
                                          "\"{}\"",
-                                         row.where(), printable(*driver, 64)));
+                                         row.where(), echoed(*driver)));
                 rule.driver_below = *driver;
             }
             rule.nvlink_pairs = flag(row, "nvlink_pairs");

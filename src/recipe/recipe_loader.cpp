@@ -81,9 +81,9 @@ bool is_recipe_name(std::string_view text) {
     });
 }
 
-// A name or value of a recipe as a message shows it: printable(), cut to the
-// echoed length, so no recipe can put control characters in a log line.
-std::string shown(std::string_view text) { return printable(text, kLongestEchoedValue); }
+// A name or value of a recipe as a message shows it (core/text.h, Echoed), so
+// no recipe can put control characters in a log line.
+Echoed shown(std::string_view text) { return echoed(text); }
 
 const toml::table& expect_table(const toml::node& node, const std::string& file, const std::string& what) {
     if (!node.is_table()) throw_at(node, file, fmt::format("{} must be a table", what));
@@ -106,7 +106,7 @@ void check_variable_names(const toml::node* node, const std::string& file, const
         throw Error(ExitCode::invalid_input,
                     fmt::format("{}: '{}' in {} is not an environment variable name (letters, digits and '_', "
                                 "not starting with a digit)",
-                                printable(source_of_key(key, file).str(), kLongestPath), shown(key.str()), where));
+                                echoed_path(source_of_key(key, file).str()), shown(key.str()), where));
     }
 }
 
@@ -122,7 +122,7 @@ void check_sensitive_names(const toml::node* node, const std::vector<std::string
         throw Error(ExitCode::invalid_input,
                     fmt::format("{}: '{}' in {} is a loader, start-up or device-selection variable: a recipe sets it "
                                 "only when {} lists it in allow_sensitive",
-                                printable(source_of_key(key, file).str(), kLongestPath), shown(name), where, owner));
+                                echoed_path(source_of_key(key, file).str()), shown(name), where, owner));
     }
 }
 
@@ -227,14 +227,14 @@ void Loader::load_path(const std::string& path) {
             if (entry.is_regular_file() && entry.path().extension() == ".toml") files.push_back(entry.path());
         if (ec)
             throw Error(ExitCode::invalid_input,
-                        fmt::format("{}: cannot read recipe folder: {}", printable(path, kLongestPath), ec.message()));
+                        fmt::format("{}: cannot read recipe folder: {}", echoed_path(path), ec.message()));
         std::sort(files.begin(), files.end());
         for (const auto& file : files) load_file(file);
         return;
     }
     if (!fs::exists(path, ec))
         throw Error(ExitCode::invalid_input,
-                    fmt::format("{}: recipe file or folder not found", printable(path, kLongestPath)));
+                    fmt::format("{}: recipe file or folder not found", echoed_path(path)));
     load_file(path);
 }
 
@@ -716,12 +716,12 @@ void Loader::check_references() const {
                            : ref.kind == Reference::check   ? "check"
                            : ref.kind == Reference::dtype   ? "dtype"
                                                             : "architecture";
-        std::string message = fmt::format("{}: unknown {} '{}' in {}", printable(ref.where.str(), kLongestPath), what,
+        std::string message = fmt::format("{}: unknown {} '{}' in {}", echoed_path(ref.where.str()), what,
                                           shown(ref.name), ref.context);
         const std::string hint = closest_match(ref.name, known);
         if (!hint.empty()) message += fmt::format("; did you mean '{}'?", shown(hint));
         std::vector<std::string> known_names;
-        for (const auto& name : known) known_names.push_back(shown(name));
+        for (const auto& name : known) known_names.push_back(fmt::format("{}", shown(name)));
         message += fmt::format(" (known: {}{})", fmt::join(known_names, ", "),
                                ref.kind == Reference::architecture ? "; also 'cpu' and 'default' in preferences"
                                                                    : "");

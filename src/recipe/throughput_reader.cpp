@@ -22,7 +22,7 @@ double positive_number(const toml::node& node, const std::string& file, const st
 
 void read_model(const std::string& key, const toml::table& table, const std::string& file, ThroughputTable& into,
                 const std::function<void(const std::string&, const toml::node&)>& refer_check) {
-    const std::string where = fmt::format("[throughput.models.\"{}\"]", printable(key, kLongestEchoedValue));
+    const std::string where = fmt::format("[throughput.models.\"{}\"]", echoed(key));
     TableReader reader(table, file, where);
     ThroughputModel& model = into.models[key];
     model.model = key;
@@ -31,7 +31,7 @@ void read_model(const std::string& key, const toml::table& table, const std::str
     if (const toml::table* tflops = reader.table("tflops")) {
         for (const auto& [check, value] : *tflops) {
             const std::string name(check.str());
-            model.tflops[name] = positive_number(value, file, fmt::format("'tflops.\"{}\"' of {}", printable(name, kLongestEchoedValue), where));
+            model.tflops[name] = positive_number(value, file, fmt::format("'tflops.\"{}\"' of {}", echoed(name), where));
             refer_check(name, value);
         }
     }
@@ -60,7 +60,8 @@ void read_throughput(const toml::table& table, const std::string& file, Throughp
     if (const toml::table* models = reader.table("models")) {
         for (const auto& [key, value] : *models) {
             const std::string name(key.str());
-            if (!value.is_table()) throw_at(value, file, fmt::format("[throughput.models.\"{}\"] must be a table", printable(name, kLongestEchoedValue)));
+            if (!value.is_table())
+                throw_at(value, file, fmt::format("[throughput.models.\"{}\"] must be a table", echoed(name)));
             read_model(name, *value.as_table(), file, into, refer_check);
         }
     }

@@ -104,10 +104,15 @@ std::string explain_nccl(const PodReport& pod) {
     if (!library) {
         out += "  NCCL: none installed for the workload\n";
     } else {
-        out += fmt::format("  NCCL: {} ({}{}, {})\n", library->version.empty() ? std::string("version unknown") : library->version,
-                           to_string(library->source),
-                           library->cuda.empty() ? std::string() : ", built for CUDA " + library->cuda,
-                           printable(library->path, 512));
+        const std::string version =
+            library->version.empty() ? std::string("version unknown") : fmt::format("{}", echoed(library->version));
+        const std::string cuda =
+            library->cuda.empty() ? std::string() : fmt::format(", built for CUDA {}", echoed(library->cuda));
+        const std::string found_by = library->found_by.empty()
+                                         ? std::string()
+                                         : fmt::format(", found through {}", echoed_path(library->found_by));
+        out += fmt::format("  NCCL: {} ({}{}, {}{})\n", version, to_string(library->source), cuda,
+                           echoed_path(library->path), found_by);
     }
     out += fmt::format("    peer memory: {} ({})\n", to_string(pod.nccl.paths.peer), pod.nccl.paths.peer_why);
     out += fmt::format("    host memory: {} ({})\n", pod.nccl.paths.cumem_host ? "cuMem" : "/dev/shm",

@@ -272,6 +272,15 @@ std::string render_json_error(int exit_code, const std::string& message) {
     return as_json_text(root, JsonLayout::line);
 }
 
+std::string render_json_recipes(const std::string& folder, const std::vector<std::string>& files) {
+    toml::array written;
+    for (const auto& file : files) written.push_back(file);
+    toml::table recipes{{"folder", folder}, {"files", std::move(written)}};
+    toml::table root{{"schema", 1}, {"recipes", std::move(recipes)}};
+    make_strings_valid(root);
+    return as_json_text(root, JsonLayout::line);
+}
+
 std::string render_json(const Report& report, JsonLayout layout) {
     toml::table root;
     root.insert_or_assign("schema", 1);

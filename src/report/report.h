@@ -73,6 +73,9 @@ std::string render_json(const Report& report, JsonLayout layout = JsonLayout::pr
 // exists (exits 2 and 3), on one line:
 // {"schema":1,"error":{"exit_code":N,"message":"..."}}.
 std::string render_json_error(int exit_code, const std::string& message);
+// What --json --print-recipes DIR prints once the files are written, on one
+// line: {"schema":1,"recipes":{"folder":"DIR","files":["DIR/...", ...]}}.
+std::string render_json_recipes(const std::string& folder, const std::vector<std::string>& files);
 std::string render_summary(const Report& report, bool explain);
 
 }  // namespace provision

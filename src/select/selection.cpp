@@ -235,7 +235,7 @@ std::optional<Override> read_override(const UserOverrides& user, const std::map<
         const auto canonical = recipes.canonical_mechanism(value);
         if (!canonical) {
             // printable(): the value is echoed into a log line, which it must not break or flood.
-            std::string message = fmt::format("{}={}: unknown attention mechanism", variable, printable(value, 64));
+            std::string message = fmt::format("{}={}: unknown attention mechanism", variable, echoed(value));
             const std::string hint =
                 value.size() <= 64 ? closest_match(value, recipes.mechanism_names()) : std::string();
             if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
@@ -296,8 +296,8 @@ Decision select_mechanism(const Inventory& inventory, const RecipeSet& recipes, 
     if (order_it == workload.preference.end())
         throw Error(ExitCode::invalid_input,
                     fmt::format("workload '{}' has no preference order for '{}' and no 'default' order",
-                                printable(workload.name, kLongestEchoedValue),
-                                printable(decision.preference_key, kLongestEchoedValue)));
+                                echoed(workload.name),
+                                echoed(decision.preference_key)));
 
     std::vector<std::string> order = order_it->second;
     if (override_request && std::find(order.begin(), order.end(), override_request->mechanism) == order.end())

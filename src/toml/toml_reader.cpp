@@ -51,7 +51,7 @@ toml::table parse_toml(std::string_view text, const std::string& source) {
     // toml_guard.h says how no input can reach it.
     const auto guarded = guard_toml_text(text);
     if (const auto* unreadable = std::get_if<UnreadableText>(&guarded))
-        throw Error(ExitCode::invalid_input, fmt::format("{}:{}:{}: {}", printable(source, kLongestPath),
+        throw Error(ExitCode::invalid_input, fmt::format("{}:{}:{}: {}", echoed_path(source),
                                                          unreadable->line, unreadable->column, unreadable->reason));
     const auto& safe = std::get<GuardedText>(guarded);
     try {
@@ -62,13 +62,13 @@ toml::table parse_toml(std::string_view text, const std::string& source) {
         const auto& begin = error.source().begin;
         // toml++ quotes what it saw: escaped like every echoed value.
         throw Error(ExitCode::invalid_input,
-                    fmt::format("{}:{}:{}: {}", printable(source, kLongestPath), begin.line, begin.column,
+                    fmt::format("{}:{}:{}: {}", echoed_path(source), begin.line, begin.column,
                                 printable(restore_toml_text(error.description()), kLongestMessage)));
     }
 }
 
 void throw_at(const toml::node& node, const std::string& file, const std::string& message) {
-    throw Error(ExitCode::invalid_input, fmt::format("{}: {}", printable(source_of(node, file).str(), kLongestPath),
+    throw Error(ExitCode::invalid_input, fmt::format("{}: {}", echoed_path(source_of(node, file).str()),
                                                      printable(message, kLongestMessage)));
 }
 
@@ -123,7 +123,7 @@ std::optional<ComputeCapability> TableReader::capability(const std::string& key)
     if (!cc)
         throw_at(*table_.get(key), file_,
                  fmt::format("'{}' in {} must be a compute capability like \"8.6\", not \"{}\"", key, where_,
-                             printable(*text, kLongestEchoedValue)));
+                             echoed(*text)));
     return cc;
 }
 
@@ -136,7 +136,7 @@ std::optional<std::map<std::string, std::string>> TableReader::string_map(const 
     for (const auto& [name, value] : *t) {
         if (!value.is_string())
             throw_at(value, file_,
-                     fmt::format("'{}.{}' in {} must be a string", key, printable(name.str(), kLongestEchoedValue),
+                     fmt::format("'{}.{}' in {} must be a string", key, echoed(name.str()),
                                  where_));
         values[std::string(name.str())] = value.as_string()->get();
     }
@@ -155,14 +155,14 @@ void TableReader::reject_unknown_keys(const std::vector<std::string>& known) con
         const std::string name(key.str());
         if (std::find(known.begin(), known.end(), name) != known.end()) continue;
         const std::string hint = closest_match(name, known);
-        std::string message = fmt::format("unknown key '{}' in {}", printable(name, kLongestEchoedValue), where_);
+        std::string message = fmt::format("unknown key '{}' in {}", echoed(name), where_);
         if (!hint.empty()) message += fmt::format("; did you mean '{}'?", hint);
         else message += fmt::format("; known keys: {}", fmt::join(known, ", "));
         // The key's own position is more precise than the value's.
         const auto& region = key.source();
         if (region.begin.line != 0) {
             throw Error(ExitCode::invalid_input,
-                        fmt::format("{}:{}:{}: {}", printable(region.path ? *region.path : file_, kLongestPath),
+                        fmt::format("{}:{}:{}: {}", echoed_path(region.path ? *region.path : file_),
                                     region.begin.line, region.begin.column, printable(message, kLongestMessage)));
         }
         throw_at(value, file_, message);

@@ -23,7 +23,7 @@ SourceRef source_of(const toml::node& node, const std::string& fallback_file);
 toml::table parse_toml(std::string_view text, const std::string& source);
 
 // Throws Error(invalid_input) as "file:line:column: message".  Each value a
-// message echoes is printable(value, kLongestEchoedValue) where the message
+// message echoes is echoed(value) where the message
 // is made; here the whole message goes through printable() once more, so no
 // control character of the input reaches a terminal or a log line raw.
 [[noreturn]] void throw_at(const toml::node& node, const std::string& file, const std::string& message);

@@ -77,7 +77,7 @@ std::vector<CheckOutcome> outcomes_from_worker(const GpuChecks& job, const Child
             outcomes.push_back({job.gpu, name, CheckStatus::error, 0, 0, 0, 0,
                                 fmt::format("the validation worker opened GPU {}, not {} (CUDA index {} of the "
                                             "workload): its results do not count",
-                                            printable(output.ready->uuid, 64), expected_uuid, job.gpu)});
+                                            echoed(output.ready->uuid), expected_uuid, job.gpu)});
         } else if (found == output.results.end()) {
             outcomes.push_back(missing(job, name, child, output, limits, killed_for));
         } else {

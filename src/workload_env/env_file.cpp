@@ -39,10 +39,10 @@ void write_env_file_atomically(const std::string& path, const std::string& conte
         throw Error(ExitCode::io_failure,
                     fmt::format("will not write the env file {}: {}, and is left as it is "
                                 "(an env file replaces only a regular file; --env-file {} discards the settings)",
-                                printable(path, kLongestPath), failure->message(), kDiscardedEnvFile));
+                                echoed_path(path), failure->message(), kDiscardedEnvFile));
     throw Error(ExitCode::io_failure,
                 fmt::format("cannot write the env file {}: {} (the previous file, if any, is unchanged)",
-                            printable(path, kLongestPath), failure->message()));
+                            echoed_path(path), failure->message()));
 }
 
 }  // namespace provision

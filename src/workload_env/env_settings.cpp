@@ -6,13 +6,14 @@
 
 #include "core/error.h"
 #include "workload_env/user_values.h"
+#include "core/text.h"
 
 namespace provision {
 
 void EnvSettings::set(const std::string& name, const std::string& value) {
     if (!is_valid_variable_name(name))
         throw Error(ExitCode::invalid_input, fmt::format("'{}' is not a valid environment variable name",
-                                                         printable(name, kLongestEchoedValue)));
+                                                         echoed(name)));
     const auto [it, added] = position_.emplace(name, entries_.size());
     if (added) entries_.emplace_back(name, value);
     else entries_[it->second].second = value;
@@ -28,8 +29,8 @@ void EnvSettings::keep(const KeptVariable& kept) {
 bool EnvSettings::is_kept(const std::string& name) const { return kept_position_.count(name) > 0; }
 
 std::string describe(const KeptVariable& kept) {
-    std::string text = fmt::format("{}={} kept from the environment (the recipe's value: {})", kept.name, kept.value,
-                                   kept.recipe_value);
+    std::string text = fmt::format("{}={} kept from the environment (the recipe's value: {})", kept.name,
+                                   echoed(kept.value), echoed(kept.recipe_value));
     if (!kept.mechanism.empty())
         text += fmt::format("; the workload follows it rather than the selected {}", kept.mechanism);
     return text;

@@ -143,6 +143,27 @@ TEST_CASE("a fetched recipe with a mistake: exit 3 naming line and column, and t
     CHECK(result.err.find(kToken) == std::string::npos);
 }
 
+TEST_CASE("--allow-http=no is a usage error naming the flag: nothing is fetched, as PROVISION_ALLOW_HTTP=no refuses") {
+    TempDir dir;
+    LocalHttpServer server([](const Request&) { return respond(200, "OK", kRecipeV1); });
+    for (const char* value : {"no", "false", "0", "yes"}) {
+        INFO(value);
+        const auto result = e2e::provision(
+            with(base_args(dir), {fmt::format("--allow-http={}", value), "--recipe", server.url("/recipe.toml")}),
+            cache_env(dir));
+        CHECK(result.exit_code == 2);
+        CHECK_THAT(result.err, Catch::Contains(fmt::format("--allow-http={}: --allow-http is a switch and takes no value", value)));
+    }
+    const auto variable = e2e::provision(with(base_args(dir), {"--recipe", server.url("/recipe.toml")}),
+                                         {{"PROVISION_CACHE_DIR", dir.file("cache")}, {"PROVISION_ALLOW_HTTP", "no"}});
+    CHECK(variable.exit_code == 3);
+    CHECK(server.connections() == 0);
+    CHECK_FALSE(std::filesystem::exists(dir.file(".env_settings")));
+    reliability::record("settings input", "--allow-http=no (and =false, =0, =yes) with an http:// recipe",
+                        "exit 2 naming --allow-http as a switch that takes no value; nothing fetched, as with "
+                        "PROVISION_ALLOW_HTTP=no");
+}
+
 TEST_CASE("a plain http recipe without --allow-http is refused with exit 3 naming --allow-http") {
     TempDir dir;
     LocalHttpServer server([](const Request&) { return respond(200, "OK", kRecipeV1); });

@@ -3,6 +3,7 @@
 // and runs when copied alone into an empty folder.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -141,4 +142,31 @@ TEST_CASE("errors still unwind where glibc lacks _dl_find_object (2.34): the dl_
     const auto good = e2e::provision({"--gpu-fixture", e2e::gpu_fixture("h100"), "--env-file", dir.file("env")},
                                      {{"PROVISION_TEST_UNWIND_FALLBACK", "1"}});
     CHECK(good.exit_code == 0);
+}
+
+TEST_CASE("--json --print-recipes prints one JSON document naming the files, or the error document") {
+    TempDir dir;
+    const std::string out = dir.file("mine");
+    const auto first = e2e::provision({"--json", "--print-recipes", out});
+    INFO(first.err);
+    REQUIRE(first.exit_code == 0);
+    const auto written = e2e::report(first);
+    CHECK(written["schema"] == 1);
+    CHECK(written["recipes"]["folder"] == out);
+    std::vector<std::string> files = written["recipes"]["files"];
+    CHECK(std::find(files.begin(), files.end(), out + "/mechanisms.toml") != files.end());
+    CHECK(std::find(files.begin(), files.end(), out + "/workloads/comfyui.toml") != files.end());
+    CHECK(first.out.find('\n') == first.out.size() - 1);  // one line
+
+    const auto again = e2e::provision({"--json", "--print-recipes", out});
+    CHECK(again.exit_code == 6);
+    const auto error = e2e::report(again);
+    CHECK(error["error"]["exit_code"] == 6);
+    CHECK_THAT(error["error"]["message"].get<std::string>(), Catch::Contains("already exist"));
+    const auto empty = e2e::provision({"--json", "--print-recipes", ""});
+    CHECK(empty.exit_code == 2);
+    CHECK(e2e::report(empty)["error"]["exit_code"] == 2);
+    reliability::record("one file", "--json --print-recipes DIR, then again into the same folder, then with \"\"",
+                        "one JSON document naming every file written; exit 6 and 2 with the JSON error document "
+                        "on stdout");
 }

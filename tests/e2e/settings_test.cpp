@@ -2,6 +2,8 @@
 // value (durations, booleans), errors that name the flag or the variable the
 // value came from, and the small cases of the command line ('--' alone, a
 // COMMAND's own --version, an empty env file path).
+#include <filesystem>
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -136,4 +138,48 @@ TEST_CASE("the command line's small cases") {
         reliability::record("settings input", "provision ... COMMAND --version (no '--')",
                             "--version reaches the COMMAND; an unknown option before any COMMAND is exit 2");
     }
+}
+
+TEST_CASE("switches take no value: --json=false, --no-validate=false, --explain=no, --check=x are usage errors") {
+    TempDir dir;
+    for (const char* argument : {"--json=false", "--no-validate=false", "--explain=no", "--check=x", "--json=1"}) {
+        INFO(argument);
+        const auto result = e2e::provision(with(h100_args(dir), {argument}));
+        CHECK(result.exit_code == 2);
+        const std::string flag = std::string(argument).substr(0, std::string(argument).find('='));
+        CHECK_THAT(result.err, Catch::Contains(std::string(argument) + ": " + flag + " is a switch and takes no value"));
+        CHECK(result.out.empty());  // --json=false asks for no JSON, not for an error document
+    }
+    const auto alone = e2e::provision(with(h100_args(dir), {"--json", "--no-validate", "--explain"}));
+    INFO(alone.err);
+    CHECK(alone.exit_code == 0);
+    CHECK(e2e::report(alone)["validation"]["status"] == "skipped");
+    const auto help = e2e::provision({"--help"});
+    CHECK(help.exit_code == 0);
+    CHECK_THAT(help.out, Catch::Contains("--json ") && Catch::Contains("--allow-http "));
+    CHECK(help.out.find('{') == std::string::npos);  // no switch shows CLI11's recorded default
+    CHECK(help.out.find('\0') == std::string::npos);
+    reliability::record("settings input", "--json=false, --no-validate=false, --explain=no, --check=x, --json=1",
+                        "exit 2 naming the flag as a switch that takes no value; alone each still works; --help "
+                        "unchanged");
+}
+
+TEST_CASE("an empty --python or PROVISION_PYTHON is a usage error, as an empty --env-file is") {
+    TempDir dir;
+    const auto from_flag = e2e::provision({"--gpu-fixture", e2e::gpu_fixture("h100"), "--no-validate", "--env-file",
+                                           dir.file("env"), "--python", ""});
+    CHECK(from_flag.exit_code == 2);
+    CHECK_THAT(from_flag.err, Catch::Contains("--python is empty"));
+    const auto from_variable = e2e::provision(
+        {"--gpu-fixture", e2e::gpu_fixture("h100"), "--no-validate", "--env-file", dir.file("env")},
+        {{"PROVISION_PYTHON", ""}});
+    CHECK(from_variable.exit_code == 2);
+    CHECK_THAT(from_variable.err, Catch::Contains("PROVISION_PYTHON is empty"));
+    const auto fixture = e2e::provision({"--gpu-fixture", "", "--no-validate", "--env-file", dir.file("env")});
+    CHECK(fixture.exit_code == 2);
+    CHECK_THAT(fixture.err, Catch::Contains("--gpu-fixture is empty"));
+    CHECK_FALSE(std::filesystem::exists(dir.file("env")));
+    reliability::record("settings input", "--python \"\", PROVISION_PYTHON= (empty), --gpu-fixture \"\"",
+                        "exit 2 naming the flag or variable, as an empty --env-file; PATH's python is not used "
+                        "instead; no file written");
 }

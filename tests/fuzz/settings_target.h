@@ -2,7 +2,8 @@
 // environment variables a pod spec sets.  Each input line is NAME=VALUE, an
 // environment variable, or --FLAG=VALUE, a flag as the command line gave it.
 // Beyond "no crash, no sanitizer report": decoding either succeeds or throws
-// Error(usage), and what it decodes stays within the settings' bounds.
+// Error(usage) whose message is one printable line of bounded size, and what
+// it decodes stays within the settings' bounds.
 #pragma once
 
 #include <chrono>
@@ -37,7 +38,12 @@ inline void one_input(std::string_view input) {
         provision::decode_settings(flags, environment, options);
     } catch (const provision::Error& error) {
         FUZZ_CHECK(error.code() == provision::ExitCode::usage);
-        FUZZ_CHECK(std::string_view(error.what()).size() > 0);
+        const std::string_view message = error.what();
+        FUZZ_CHECK(message.size() > 0);
+        // Whatever value it echoes, a refusal is one line of printable text
+        // of bounded size (the value cut to 64 bytes: core/text.h, Echoed).
+        for (const char c : message) FUZZ_CHECK(static_cast<unsigned char>(c) >= 0x20 && c != 0x7F);
+        FUZZ_CHECK(message.size() < 1024);
         return;
     }
     using std::chrono::milliseconds;
@@ -50,9 +56,11 @@ inline void one_input(std::string_view input) {
     FUZZ_CHECK(!options.detect.nvml_library.empty() && !options.detect.cuda_library.empty());
     FUZZ_CHECK(!options.curl_library.empty());
     FUZZ_CHECK(!options.env_file.empty());
-    // The variable's list drops empty items; the flag's values are taken as given.
-    if (flags.count("--site-packages") == 0)
-        for (const auto& item : options.site_packages) FUZZ_CHECK(!item.empty());
+    // The variable's list drops empty items; the flag refuses an empty one;
+    // a path is never empty (app/settings.h, SettingShape::path).
+    for (const auto& item : options.site_packages) FUZZ_CHECK(!item.empty());
+    for (const auto& item : options.recipes) FUZZ_CHECK(!item.empty());
+    if (flags.count("--python") > 0 || environment.count("PROVISION_PYTHON") > 0) FUZZ_CHECK(!options.python.empty());
 }
 
 }  // namespace fuzz::settings

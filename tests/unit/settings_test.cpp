@@ -1,5 +1,6 @@
 // The one table of settings: against what the sources read, against the
 // README's option tables, and decoding (a flag wins, a bad value is refused).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -255,4 +256,76 @@ TEST_CASE("the test hooks are rows of the table in test builds, and absent from 
         }
     const std::string help = environment_help();
     for (const auto& hook : hooks) CHECK(help.find(hook) == std::string::npos);  // not a user's setting
+}
+
+TEST_CASE("a switch's flag takes no value: --allow-http=no is a usage error naming it, for every switch",
+          "[settings]") {
+    for (const auto& setting : settings()) {
+        if (setting.shape != SettingShape::switch_flag || setting.flag.empty()) continue;
+        const std::string flag(setting.flag);
+        INFO(flag);
+        for (const char* value : {"no", "false", "0", "1", "yes", "x"}) {
+            const std::string message = refusal({{flag, {value}}}, {});
+            CHECK_THAT(message, Catch::StartsWith(flag + "=" + value + ": " + flag + " is a switch and takes no value"));
+        }
+        CHECK(refusal({{flag, {}}}, {}) == "(accepted)");  // alone
+    }
+    CHECK_FALSE(decoded({}, {{"PROVISION_ALLOW_HTTP", "no"}}).fetch.allow_http);  // the variable reads a value
+    CHECK(decoded({{"--allow-http", {}}}, {}).fetch.allow_http);
+}
+
+TEST_CASE("a setting that names a path refuses an empty value, from its flag or its variable alike", "[settings]") {
+    std::size_t paths = 0;
+    for (const auto& setting : settings()) {
+        if (setting.shape != SettingShape::path) continue;
+        ++paths;
+        if (!setting.flag.empty()) {
+            INFO(setting.flag);
+            CHECK_THAT(refusal({{std::string(setting.flag), {""}}}, {}),
+                       Catch::StartsWith(std::string(setting.flag) + " is empty"));
+        }
+        if (!setting.variable.empty()) {
+            INFO(setting.variable);
+            CHECK_THAT(refusal({}, {{std::string(setting.variable), ""}}),
+                       Catch::StartsWith(std::string(setting.variable) + " is empty"));
+        }
+    }
+    CHECK(paths >= 7);  // the outputs, --python, --gpu-fixture, --print-recipes, the recipe and cache folders
+    CHECK_THAT(refusal({{"--python", {""}}}, {}), Catch::StartsWith("--python is empty"));
+    CHECK_THAT(refusal({}, {{"PROVISION_PYTHON", ""}}), Catch::StartsWith("PROVISION_PYTHON is empty"));
+    CHECK_THAT(refusal({{"--recipe", {"/a.toml", ""}}}, {}), Catch::StartsWith("--recipe is empty"));
+    // A list's variable drops empty entries, as PATH does; other settings read empty as unset.
+    CHECK(decoded({}, {{"PROVISION_RECIPE", "/a.toml::"}}).recipes == std::vector<std::string>{"/a.toml"});
+    CHECK(decoded({}, {{"PROVISION_CUDA_LIBRARY", ""}}).detect.cuda_library == "libcuda.so.1");
+}
+
+TEST_CASE("every value a setting's refusal echoes is escaped and cut, whatever the setting", "[settings][messages]") {
+    const std::string hostile = "\x1b[31m\nprovision: error: forged\x07" + std::string(120 * 1024, '9');
+    for (const auto& setting : settings()) {
+        if (!setting.decode) continue;
+        for (const bool flag : {true, false}) {
+            if ((flag ? setting.flag : setting.variable).empty()) continue;
+            const std::string name(flag ? setting.flag : setting.variable);
+            INFO(name);
+            const std::string message = flag ? refusal({{name, {hostile}}}, {}) : refusal({}, {{name, hostile}});
+            if (message == "(accepted)") continue;
+            CHECK(std::none_of(message.begin(), message.end(),
+                               [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; }));
+            CHECK(message.size() < 512);
+        }
+    }
+    CHECK_THAT(refusal({{"--worker-processes", {hostile}}}, {}), Catch::Contains("bytes in all"));
+    CHECK_THAT(refusal({{"--validate", {hostile}}}, {}), Catch::StartsWith("--validate=\\x1b[31m\\x0aprovision"));
+}
+
+TEST_CASE("a value is cut for a message only through Echoed: no other spelling of the 64-byte cut in src/",
+          "[messages]") {
+    const std::regex cut(R"(printable\([^;]*,\s*(64|kLongestEchoedValue)\s*\))");
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(test_support::source_path("src"))) {
+        const auto path = entry.path();
+        if (path.extension() != ".cpp" && path.extension() != ".h") continue;
+        if (path.filename() == "text.h") continue;  // where Echoed is defined
+        INFO(path.string());
+        CHECK_FALSE(std::regex_search(contents(path), cut));
+    }
 }
