@@ -12,6 +12,7 @@
 #include "gpu/detect.h"
 #include "net/recipe_fetch.h"
 #include "net/report_post.h"
+#include "network/job_shape.h"
 #include "publish/publish.h"
 
 namespace provision {
@@ -44,6 +45,7 @@ struct Options {
     std::string curl_library = "libcurl.so.4";
     std::string search_path;                 // PATH, where a COMMAND is looked up
     std::string library_path;                // LD_LIBRARY_PATH
+    network::LauncherVariables launcher;     // the launcher's variables: how many nodes, which one this is
     std::vector<std::string> command;        // after "--"
     // The process environment, read-only, for the names recipes and NCCL
     // choose (a workload's own variables); settings are the fields above.

@@ -16,6 +16,7 @@
 #include "fuzz/env_file_target.h"
 #include "fuzz/fatbin_target.h"
 #include "fuzz/nccl_build_target.h"
+#include "fuzz/network_sysfs_target.h"
 #include "fuzz/gpu_fixture_target.h"
 #include "fuzz/metadata_target.h"
 #include "fuzz/package_files_target.h"
@@ -122,4 +123,8 @@ TEST_CASE("fuzz inputs: settings", "[fuzz]") {
 
 TEST_CASE("fuzz inputs: PCIe link", "[fuzz]") {
     CHECK(run_all("fuzz_pcie_link", fuzz::pcie_link::one_input) >= 6);
+}
+
+TEST_CASE("fuzz inputs: the network stage's sysfs, /dev and interface readers", "[fuzz][network]") {
+    CHECK(run_all("fuzz_network_sysfs", fuzz::network_sysfs::one_input) >= 6);
 }
