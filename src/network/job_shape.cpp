@@ -75,6 +75,7 @@ JobShape job_shape_of(const LauncherVariables& v) {
         }
         shape.launcher = one.launcher;
         shape.nodes = static_cast<int>(*one.nodes);
+        shape.node_rank.reset();
         if (one.rank && *one.rank >= 0 && *one.rank < *one.nodes) {
             shape.node_rank = static_cast<int>(*one.rank);
         } else if (one.rank) {
@@ -85,7 +86,6 @@ JobShape job_shape_of(const LauncherVariables& v) {
         }
         break;
     }
-    if (shape.launcher == Launcher::none) shape.node_rank = 0;
     return shape;
 }
 

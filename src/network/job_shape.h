@@ -48,7 +48,7 @@ std::string_view to_string(Launcher launcher);
 
 struct JobShape {
     int nodes = 1;
-    std::optional<int> node_rank;  // empty where the launcher does not say (or says something impossible)
+    std::optional<int> node_rank = 0;  // empty where the launcher does not say (or says something impossible)
     Launcher launcher = Launcher::none;
     std::string master_addr;
     std::vector<std::string> notes;  // what did not add up, for the report's warnings

@@ -198,7 +198,7 @@ RendezvousOutcome serve(const RendezvousConfig& config, const MakeId& make_id) {
         const auto words = words_of(line);
         std::string refusal;
         std::optional<int> nodes, rank, local;
-        if (words.size() != 7 || fmt::format("{} {}", words[0], words[1]) != kGreeting) {
+        if (words.size() != 6 || fmt::format("{} {}", words[0], words[1]) != kGreeting) {
             refusal = "not a provision rendezvous";
         } else if (words[2] != config.job_key) {
             refusal = "another job's rendezvous (the launchers' variables differ)";

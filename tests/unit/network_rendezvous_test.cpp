@@ -63,7 +63,7 @@ int connect_retrying(std::uint16_t port) {
 const MakeId kId = [](std::string&) -> std::optional<std::string> { return std::string("00ab12"); };
 
 const HealthPolicy& policy() {
-    static const RecipeSet recipes = load_recipes({});
+    static const RecipeSet recipes = load_recipes_over_builtins(std::nullopt, {});
     return recipes.policy;
 }
 

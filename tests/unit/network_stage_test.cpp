@@ -25,7 +25,7 @@ using network_test::StandIn;
 namespace {
 
 const HealthPolicy& policy() {
-    static const RecipeSet recipes = load_recipes({});
+    static const RecipeSet recipes = load_recipes_over_builtins(std::nullopt, {});
     return recipes.policy;
 }
 

@@ -315,6 +315,7 @@ TEST_CASE("a host of hundreds of RDMA ports: at most 64 samples a family", "[net
     Report report = h100_report();
     with_network(report);
     auto& ports = report.network->rdma.devices[0].ports;
+    ports[1].rate_gbps = 400;  // every port with a rate
     while (ports.size() < 300) {
         auto port = ports.front();
         port.number = static_cast<int>(ports.size()) + 1;
