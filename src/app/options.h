@@ -12,6 +12,7 @@
 #include "gpu/detect.h"
 #include "net/recipe_fetch.h"
 #include "net/report_post.h"
+#include "network/job_shape.h"
 #include "publish/publish.h"
 
 namespace provision {
@@ -26,6 +27,9 @@ struct TestHooks {
     std::optional<std::string> sysfs;             // PROVISION_TEST_SYSFS: in place of /sys
     std::optional<std::string> kernel_log;        // PROVISION_TEST_KMSG: in place of /dev/kmsg
     std::optional<std::string> system_libraries;  // PROVISION_TEST_SYSTEM_LIBRARIES: the loader's default folders
+    std::optional<std::string> proc;              // PROVISION_TEST_PROC: in place of /proc
+    std::optional<std::string> interfaces;        // PROVISION_TEST_INTERFACES: the network interfaces, as a file
+    std::optional<std::string> route;             // PROVISION_TEST_ROUTE: the local address that reaches MASTER_ADDR
 };
 
 struct Options {
@@ -57,6 +61,7 @@ struct Options {
     std::string curl_library = "libcurl.so.4";
     std::string search_path;                 // PATH, where a COMMAND is looked up
     std::string library_path;                // LD_LIBRARY_PATH
+    network::LauncherVariables launcher;     // the launcher's variables: how many nodes, which one this is
     std::vector<std::string> command;        // after "--"
     TestHooks test;                          // test builds only
     // The process environment, read-only, for the names recipes and NCCL

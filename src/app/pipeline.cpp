@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "app/compiled_code.h"
+#include "app/network_step.h"
 #include "app/publishing.h"
 #include "app/validation_step.h"
 #include "app/workload_nccl.h"
@@ -232,6 +233,7 @@ RunFacts settle(const Options& options, const RecipeSet& recipes, const Workload
     report.env = build_env_settings(report.inventory, recipes, workload, decision, report.formats,
                                     UserValues(options.process_environment));
     add_pod_settings(report.pod, report.env);
+    if (report.network) network::add_network_settings(*report.network, report.env);
     for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
     check_sensitive_settings(report.env, options.process_environment, report.notes);
     report.appended_arguments =
@@ -262,6 +264,7 @@ Plan plan_run(const Options& options, RoundMemory memory) {
     PhaseClock clock;
     ValidationStep validation(options, memory.proofs);  // every expected GPU's worker opens it from now on
     std::future<Inventory> detection = start_detection(options);
+    NetworkStep network(options);  // on several nodes (or for labels) the network is read from now on
     Plan plan;
     Report& report = plan.report;
     plan.recipes = load_recipes(options, report.notes);
@@ -287,6 +290,7 @@ Plan plan_run(const Options& options, RoundMemory memory) {
     validation.follow(report.inventory);
     nccl.paths = nccl_paths_for(nccl.library, report.inventory, options.process_environment);
     clock.mark(Phase::detection);
+    network.finish(report, recipes.policy, clock);
 
     const auto override_request = read_override(options.overrides, options.process_environment, workload, recipes);
     judge_native_code(options, recipes, workload, torch, override_request, packages, report);

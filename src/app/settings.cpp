@@ -66,6 +66,29 @@ BusyGpuPolicy busy_gpu_policy(const SettingValue& given) {
     throw Error(ExitCode::usage, fmt::format("{}={}: expected fail or share", given.source, echoed(last(given))));
 }
 
+// A count or a rank from the job's launcher: empty is unset, and a value that
+// is no whole number is left out with a note (the variable is the launcher's,
+// not provision's, and may mean something else to another program).
+void launcher_number(const SettingValue& given, std::optional<std::int64_t>& field,
+                     network::LauncherVariables& launcher, bool range = false) {
+    std::string text = trimmed(last(given));
+    if (text.empty()) return;
+    // PET_NNODES may be elastic, "MIN:MAX": the job spans at most MAX nodes.
+    if (range) text = text.substr(text.find(':') == std::string::npos ? 0 : text.find(':') + 1);
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value < 0) {
+        launcher.ignored.push_back(fmt::format("{}={}", given.source, echoed(last(given))));
+        return;
+    }
+    field = value;
+}
+
+void master_address(const SettingValue& given, std::string& field, bool only_if_unset) {
+    const std::string text = trimmed(last(given));
+    if (!text.empty() && !(only_if_unset && !field.empty())) field = text;
+}
+
 ValidateMode validate_mode(const SettingValue& given) {
     // Besides a mode's name the variable takes 0 (off), 1 or nothing (quick).
     const std::string text = lowercase(trimmed(last(given)));
@@ -200,6 +223,42 @@ const std::vector<Setting> kSettings = {
     {{}, "LD_LIBRARY_PATH", {},
      "searched for CUDA forward-compatibility libraries, the workload's NCCL and a system cuDNN",
      SettingShape::value, [](const SettingValue& v, Options& o) { o.library_path = last(v); }},
+
+    // The job's launcher: how many nodes it spans and which one this is
+    // (network/job_shape.h says which launcher wins).  A fallback's row comes
+    // before the variable it stands in for, which overrides it when set.
+    {{}, "PET_NNODES", {}, "Kubeflow's node count for torchrun (N or MIN:MAX)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.pet_nnodes, o.launcher, true); }, {}, {}, false, {}},
+    {{}, "PET_NODE_RANK", {}, "Kubeflow's rank of this node", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.pet_node_rank, o.launcher); }, {}, {}, false, {}},
+    {{}, "NNODES", {}, "the job's node count, as torchrun's --nnodes", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.nnodes, o.launcher); }, {}, {}, false, {}},
+    {{}, "NODE_RANK", {}, "this node's rank, as torchrun's --node-rank", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.node_rank, o.launcher); }, {}, {}, false, {}},
+    {{}, "WORLD_SIZE", {}, "processes in the job (torchrun's workers)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.world_size, o.launcher); }, {}, {}, false, {}},
+    {{}, "LOCAL_WORLD_SIZE", {}, "processes on this node (torchrun's workers)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.local_world_size, o.launcher); }, {}, {}, false, {}},
+    {{}, "GROUP_RANK", {}, "this node's rank (torchrun's workers)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.group_rank, o.launcher); }, {}, {}, false, {}},
+    {{}, "RANK", {}, "this process's global rank (torchrun's workers)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.rank, o.launcher); }, {}, {}, false, {}},
+    {{}, "SLURM_JOB_NUM_NODES", {}, "Slurm's node count, where SLURM_NNODES is not set", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.slurm_nnodes, o.launcher); }, {}, {}, false, {}},
+    {{}, "SLURM_NNODES", {}, "Slurm's node count", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.slurm_nnodes, o.launcher); }, {}, {}, false, {}},
+    {{}, "SLURM_NODEID", {}, "Slurm's rank of this node", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.slurm_nodeid, o.launcher); }, {}, {}, false, {}},
+    {{}, "OMPI_COMM_WORLD_SIZE", {}, "Open MPI's process count", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.ompi_world_size, o.launcher); }, {}, {}, false, {}},
+    {{}, "OMPI_COMM_WORLD_LOCAL_SIZE", {}, "Open MPI's processes on this node", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.ompi_local_size, o.launcher); }, {}, {}, false, {}},
+    {{}, "OMPI_COMM_WORLD_RANK", {}, "Open MPI's rank of this process", SettingShape::value,
+     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.ompi_rank, o.launcher); }, {}, {}, false, {}},
+    {{}, "PET_MASTER_ADDR", {}, "Kubeflow's MASTER_ADDR for torchrun, where MASTER_ADDR is not set", SettingShape::value,
+     [](const SettingValue& v, Options& o) { master_address(v, o.launcher.master_addr, /*only_if_unset=*/true); }, {}, {}, false, {}},
+    {{}, "MASTER_ADDR", {}, "where the job's nodes meet: the route to it is checked on several nodes", SettingShape::value,
+     [](const SettingValue& v, Options& o) { master_address(v, o.launcher.master_addr, /*only_if_unset=*/false); }, {}, {}, false, {}},
 };
 
 // The hooks tests set, in fault-injection builds alone.
@@ -221,6 +280,12 @@ const std::vector<Setting> kTestHooks = {
      true},
     {{}, "PROVISION_TEST_SYSTEM_LIBRARIES", {}, "the loader's default folders, colon-separated", SettingShape::value,
      [](const SettingValue& v, Options& o) { o.test.system_libraries = last(v); }, {}, {}, false, {}, true},
+    {{}, "PROVISION_TEST_PROC", {}, "a folder in place of /proc (the network stage)", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.test.proc = last(v); }, {}, {}, false, {}, true},
+    {{}, "PROVISION_TEST_INTERFACES", {}, "a file in place of the network interfaces' list", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.test.interfaces = last(v); }, {}, {}, false, {}, true},
+    {{}, "PROVISION_TEST_ROUTE", {}, "the local address a route to MASTER_ADDR leaves from", SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.test.route = last(v); }, {}, {}, false, {}, true},
     // Read where it is used: by the one-file build's unwinder shim, before
     // anything else (src/glibc_compat.cpp).
     {{}, "PROVISION_TEST_UNWIND_FALLBACK", {}, "1: the one-file build finds unwind tables by walking the loaded objects",

@@ -50,6 +50,26 @@ void state_set(Samples& out, const Labels& labels, const std::string& label, con
 const std::vector<HealthLevel> kLevels = {HealthLevel::ok, HealthLevel::degraded, HealthLevel::failed};
 const std::vector<ValidationStatus> kValidationStates = {ValidationStatus::passed, ValidationStatus::failed,
                                                          ValidationStatus::skipped};
+const std::vector<network::Transport> kTransports = {network::Transport::ib, network::Transport::socket};
+const std::vector<network::GpuDirectState> kGpuDirectStates = {
+    network::GpuDirectState::on, network::GpuDirectState::too_far, network::GpuDirectState::unsupported,
+    network::GpuDirectState::no_nic, network::GpuDirectState::unknown};
+// The most RDMA ports a family lists: a host has a few dozen at most, and a
+// scrape must stay small whatever sysfs holds.
+constexpr std::size_t kMostPortSamples = 64;
+
+// Each RDMA port as device, port (and more labels), at most kMostPortSamples.
+template <typename Add>
+void for_each_port(const Report& report, Add add) {
+    if (!report.network) return;
+    std::size_t count = 0;
+    for (const auto& device : report.network->rdma.devices)
+        for (const auto& port : device.ports) {
+            if (count++ == kMostPortSamples) return;
+            add(device, port);
+        }
+}
+
 const std::vector<CheckStatus> kCheckStates = {CheckStatus::passed,  CheckStatus::failed,  CheckStatus::unsupported,
                                                CheckStatus::error,   CheckStatus::timeout, CheckStatus::not_measured};
 
@@ -290,6 +310,47 @@ const std::vector<MetricFamily>& metric_table() {
                          labels.emplace_back("direction", direction);
                          out.push_back({labels, gb_per_s * 1e9});
                      }
+         }},
+        {"provision_job_nodes", MetricType::gauge,
+         "The nodes the job spans, from its launcher's variables (1 without a launcher).", true,
+         [](const PublishedRun& run, Samples& out) {
+             out.push_back({{{"launcher", std::string(network::to_string(run.report->job.launcher))}},
+                            static_cast<double>(run.report->job.nodes)});
+         }},
+        {"provision_network_transport", MetricType::gauge,
+         "The transport NCCL would take between nodes (ib: RDMA, socket: TCP): 1 for the current one, 0 for the "
+         "other.",
+         true,
+         [](const PublishedRun& run, Samples& out) {
+             if (run.report->network) state_set(out, {}, "transport", kTransports, run.report->network->transport);
+         }},
+        {"provision_rdma_port_active", MetricType::gauge,
+         "Each RDMA port of the host: 1 when ACTIVE, else 0 (at most 64 ports).", true,
+         [](const PublishedRun& run, Samples& out) {
+             for_each_port(*run.report, [&](const network::RdmaDevice& device, const network::RdmaPort& port) {
+                 out.push_back({{{"device", device.name},
+                                 {"port", std::to_string(port.number)},
+                                 {"link_layer", std::string(network::to_string(port.link_layer))}},
+                                port.state == network::PortState::active ? 1.0 : 0.0});
+             });
+         }},
+        {"provision_rdma_port_rate_bits_per_second", MetricType::gauge,
+         "Each RDMA port's signalling rate as sysfs gives it (at most 64 ports).", true,
+         [](const PublishedRun& run, Samples& out) {
+             for_each_port(*run.report, [&](const network::RdmaDevice& device, const network::RdmaPort& port) {
+                 if (port.rate_gbps)
+                     out.push_back({{{"device", device.name}, {"port", std::to_string(port.number)}},
+                                    *port.rate_gbps * 1e9});
+             });
+         }},
+        {"provision_gpudirect_rdma", MetricType::gauge,
+         "Each GPU's GPUDirect RDMA to its nearest NIC as NCCL would decide it: 1 for the current state, 0 for the "
+         "others.",
+         true,
+         [](const PublishedRun& run, Samples& out) {
+             if (!run.report->network) return;
+             for (const auto& gpu : run.report->network->gpudirect.gpus)
+                 state_set(out, gpu_labels(run.report->inventory, gpu.gpu), "state", kGpuDirectStates, gpu.state);
          }},
         {"provision_number_format", MetricType::gauge,
          "Each number format of the recipes (bf16, fp8, ...) across the GPUs, as the report's formats judge it: 1 "

@@ -60,4 +60,29 @@ std::string_view stop_reason(ExitCode code) {
     }
 }
 
+std::optional<std::string> rdma_summary(const Report& report) {
+    if (!report.network) return std::nullopt;
+    return report.network->taken.empty() ? "false" : "true";
+}
+
+std::optional<std::string> rdma_link_layer_summary(const Report& report) {
+    if (!report.network || report.network->taken.empty()) return std::nullopt;
+    bool infiniband = false, ethernet = false;
+    for (const auto& taken : report.network->taken) {
+        const auto layer = report.network->rdma.devices[taken.device].ports[taken.port].link_layer;
+        infiniband = infiniband || layer == network::LinkLayer::infiniband;
+        ethernet = ethernet || layer == network::LinkLayer::ethernet;
+    }
+    return infiniband && ethernet ? "mixed" : infiniband ? "infiniband" : "ethernet";
+}
+
+std::optional<std::string> gpudirect_summary(const Report& report) {
+    if (!report.network) return std::nullopt;
+    const auto& gpus = report.network->gpudirect.gpus;
+    const bool all = !gpus.empty() && std::all_of(gpus.begin(), gpus.end(), [](const network::GpuDirectGpu& gpu) {
+        return gpu.state == network::GpuDirectState::on;
+    });
+    return all ? "true" : "false";
+}
+
 }  // namespace provision

@@ -45,6 +45,15 @@ std::map<std::string, ProofState> feature_proofs(const Report& report, const Rec
 // "unknown", else "ok".  nullopt without a pair (fewer than two GPUs).
 std::optional<std::string> peer_access_summary(const PodReport& pod);
 
+// Between nodes, where the network stage ran (a job over several nodes, or
+// labels and metrics asked for): whether an RDMA port NCCL could take is
+// active ("true"/"false"), their link layer ("infiniband", "ethernet",
+// "mixed"; nullopt without one), and whether every visible GPU gets
+// GPUDirect RDMA to its nearest such NIC.  nullopt where the stage did not run.
+std::optional<std::string> rdma_summary(const Report& report);
+std::optional<std::string> rdma_link_layer_summary(const Report& report);
+std::optional<std::string> gpudirect_summary(const Report& report);
+
 // Why a run stopped before its report, as a word: "usage", "invalid-input",
 // "internal" (an internal error, exit 1).
 std::string_view stop_reason(ExitCode code);

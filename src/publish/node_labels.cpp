@@ -131,6 +131,13 @@ const std::vector<LabelRow>& label_table() {
         // Peer access between the GPUs, where there are pairs (the report's `pod.links`).
         {"p2p", true,
          [](const PublishedRun& run, const std::string&) -> Value { return peer_access_summary(run.report->pod); }},
+        // Between nodes, where the network stage ran (the report's `network`): an RDMA port
+        // NCCL could take, its link layer, and GPUDirect RDMA on every GPU.
+        {"rdma", true, [](const PublishedRun& run, const std::string&) -> Value { return rdma_summary(*run.report); }},
+        {"rdma.link_layer", true,
+         [](const PublishedRun& run, const std::string&) -> Value { return rdma_link_layer_summary(*run.report); }},
+        {"gpudirect", true,
+         [](const PublishedRun& run, const std::string&) -> Value { return gpudirect_summary(*run.report); }},
         // Each number format of the recipes (bf16, fp8, ...): proven on every GPU (the report's `formats`).
         {"{}", true,
          [](const PublishedRun& run, const std::string& format) -> Value {

@@ -50,4 +50,16 @@ inline const std::vector<std::string>& pod_signals() {
     return names;
 }
 
+// Between the nodes of a job (src/network/): the interface NCCL takes, the
+// RDMA devices and ports, GPUDirect RDMA, and provision's own rendezvous.
+inline const std::vector<std::string>& network_signals() {
+    static const std::vector<std::string> names = {
+        "socket_ifname_unmatched", "bootstrap_interface_down", "bootstrap_interface_mismatch",
+        "rdma_devices_hidden",     "ib_hca_unmatched",         "rdma_port_init",
+        "rdma_port_slow",          "rdma_link_layers_mixed",   "roce_gid_unusable",
+        "gpudirect_unavailable",   "gpudirect_too_far",        "pcie_acs_redirect",
+        "nodes_missing",           "rendezvous_failed"};
+    return names;
+}
+
 }  // namespace provision::health

@@ -12,7 +12,7 @@ const std::vector<std::string_view>& builtin_label_names() {
         "verdict",        "validated",   "timestamp",   "error",       "validated.timestamp", "validation",        "health",
         "gpu.count",      "gpu.family",  "gpu.product", "gpu.compute", "gpu.compute.major", "gpu.compute.minor",
         "driver.version", "cuda.driver", "cuda.driver.major",          "cuda.driver.minor",
-        "p2p"};
+        "p2p",            "rdma",        "rdma.link_layer",            "gpudirect"};
     return names;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/text.h"
 #include "core/utf8.h"
+#include "report/network_sections.h"
 #include "report/pod_sections.h"
 
 namespace provision {
@@ -321,6 +322,8 @@ std::string render_json(const Report& report, JsonLayout layout) {
     add_host_facts(container, report.pod.host);
     root.insert_or_assign("container", std::move(container));
     if (auto nccl = nccl_table(report.pod)) root.insert_or_assign("nccl", std::move(*nccl));
+    root.insert_or_assign("job", job_table(report.job));
+    if (report.network) root.insert_or_assign("network", network_table(*report.network));
     root.insert_or_assign("simulated", report.inventory.simulated());
     root.insert_or_assign("workload", report.workload);
     root.insert_or_assign("python", python_table(report.python));
@@ -470,6 +473,8 @@ std::string render_summary(const Report& report, bool explain) {
         line("Arguments added", fmt::format("{}", fmt::join(report.appended_arguments, " ")));
     if (const std::string peer_access = peer_access_line(report.pod); !peer_access.empty())
         line("Peer access", peer_access);
+    if (const std::string network = network_line(report.job, report.network); !network.empty())
+        line("Network", network);
     line("Env file", report.env_file.empty() ? std::string("not written") : report.env_file);
     line("Verdict", std::string(to_string(report.verdict)));
     for (const auto& finding : report.findings)
@@ -497,6 +502,7 @@ std::string render_summary(const Report& report, bool explain) {
         if (report.cudnn)
             out += fmt::format("  cuDNN torch loads: {} ({}; {})\n", printable(report.cudnn->version, kLongest),
                                printable(report.cudnn->evidence, kLongest), printable(report.cudnn->path, kLongest));
+        if (report.network) out += explain_network(*report.network);
         out += "  Python folders read:\n";
         if (report.python.site_packages.empty()) out += "    (none)\n";
         for (const auto& folder : report.python.site_packages)

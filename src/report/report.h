@@ -13,6 +13,8 @@
 #include "gpu/inventory.h"
 #include "health/findings.h"
 #include "health/torch_findings.h"
+#include "network/job_shape.h"
+#include "network/network_report.h"
 #include "pod/pod.h"
 #include "python/workload_python.h"
 #include "report/timings.h"
@@ -57,6 +59,8 @@ struct Report {
     std::vector<NativePackageReport> native;  // compiled packages judged from their files
     std::optional<CudnnInstall> cudnn;        // the cuDNN torch loads, where its files tell
     PodReport pod;                   // links between the GPUs, their host links, the container's limits
+    network::JobShape job;           // how many nodes the job spans, from the launcher's variables
+    std::optional<network::NetworkReport> network;  // where the network stage ran (several nodes, or labels)
     HealthLevel verdict = HealthLevel::ok;
     std::string env_file;            // where it was written; empty when not
     std::vector<std::string> appended_arguments;

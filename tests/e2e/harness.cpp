@@ -314,6 +314,8 @@ std::string read_file(const std::string& path) {
 }
 
 void write_file(const std::string& path, const std::string& contents) {
+    const auto folder = std::filesystem::path(path).parent_path();
+    if (!folder.empty()) std::filesystem::create_directories(folder);
     std::ofstream out(path, std::ios::binary);
     out << contents;
     if (!out) throw std::runtime_error("cannot write " + path);

@@ -88,6 +88,7 @@ private:
 };
 
 std::string read_file(const std::string& path);
+// Writes `path` (making the folders above it), or throws.
 void write_file(const std::string& path, const std::string& contents);
 
 // The JSON report on stdout, parsed (fails the test when it is not JSON).

@@ -16,6 +16,7 @@
 #include "fuzz/env_file_target.h"
 #include "fuzz/fatbin_target.h"
 #include "fuzz/nccl_build_target.h"
+#include "fuzz/network_sysfs_target.h"
 #include "fuzz/gpu_fixture_target.h"
 #include "fuzz/metadata_target.h"
 #include "fuzz/package_files_target.h"
@@ -127,4 +128,8 @@ TEST_CASE("fuzz inputs: PCIe link", "[fuzz]") {
 
 TEST_CASE("fuzz inputs: the kernel log's Xids", "[fuzz]") {
     CHECK(run_all("fuzz_xid_log", fuzz::xid_log::one_input) >= 4);
+}
+
+TEST_CASE("fuzz inputs: the network stage's sysfs, /dev and interface readers", "[fuzz][network]") {
+    CHECK(run_all("fuzz_network_sysfs", fuzz::network_sysfs::one_input) >= 6);
 }

@@ -216,6 +216,7 @@ TEST_CASE("a hostile GPU name stays inside its label value") {
 
 TEST_CASE("docs/DESIGN.md lists every metric family provision writes, and no other") {
     Report report = two_h100_report();
+    with_network(report);
     report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
     report.validation.busy.push_back({1, "1 other process holds 79000 MiB of its memory", 1764000000});
     report.inventory.gpus[0].health.recovery_action = RecoveryAction::none;
@@ -265,6 +266,7 @@ TEST_CASE("no family repeats a label set in a run with many findings alike; prov
     report.validation.busy.push_back({1, "1 other process holds 79000 MiB of its memory", 1764000000});
     report.inventory.gpus[1].health.recovery_action = RecoveryAction::drain_p2p;
     report.inventory.gpus[1].health.link_errors.nvlink_crc = 12;
+    with_network(report);
     report.verdict = L::failed;
     const auto families = parse(render_metrics(finished(report)));
     // Every family is written, and none repeats a label set.
@@ -307,4 +309,46 @@ TEST_CASE("no family repeats a label set in a run with many findings alike; prov
         CHECK(std::find(totals.begin(), totals.end(),
                         fmt::format("provision_findings{{level=\"{}\"}} {}", level, count)) != totals.end());
     }
+}
+
+TEST_CASE("between nodes: the transport, each RDMA port, each GPU's GPUDirect RDMA, the job's nodes", "[network]") {
+    Report report = two_h100_report();
+    report.job.nodes = 4;
+    report.job.launcher = provision::network::Launcher::slurm;
+    with_network(report);
+    const auto families = parse(render_metrics(finished(report)));
+    auto samples = [&](const std::string& family) {
+        REQUIRE(families.count(family) == 1);
+        return families.at(family).samples;
+    };
+    CHECK(samples("provision_job_nodes") == std::vector<std::string>{"provision_job_nodes{launcher=\"slurm\"} 4"});
+    CHECK(samples("provision_network_transport") ==
+          std::vector<std::string>{"provision_network_transport{transport=\"ib\"} 1",
+                                   "provision_network_transport{transport=\"socket\"} 0"});
+    CHECK(samples("provision_rdma_port_active") ==
+          std::vector<std::string>{
+              "provision_rdma_port_active{device=\"mlx5_0\",port=\"1\",link_layer=\"InfiniBand\"} 1",
+              "provision_rdma_port_active{device=\"mlx5_0\",port=\"2\",link_layer=\"InfiniBand\"} 0"});
+    CHECK(samples("provision_rdma_port_rate_bits_per_second") ==
+          std::vector<std::string>{"provision_rdma_port_rate_bits_per_second{device=\"mlx5_0\",port=\"1\"} 400000000000"});
+    const auto gdr = samples("provision_gpudirect_rdma");
+    CHECK(gdr.size() == 10);  // two GPUs, five states each
+    CHECK(std::find(gdr.begin(), gdr.end(),
+                    "provision_gpudirect_rdma{gpu=\"1\",UUID=\"GPU-8932f937-d72c-4106-c12f-20bd9faed9f1\","
+                    "state=\"too-far\"} 1") != gdr.end());
+}
+
+TEST_CASE("a host of hundreds of RDMA ports: at most 64 samples a family", "[network]") {
+    Report report = h100_report();
+    with_network(report);
+    auto& ports = report.network->rdma.devices[0].ports;
+    ports[1].rate_gbps = 400;  // every port with a rate
+    while (ports.size() < 300) {
+        auto port = ports.front();
+        port.number = static_cast<int>(ports.size()) + 1;
+        ports.push_back(port);
+    }
+    const auto families = parse(render_metrics(finished(report)));
+    CHECK(families.at("provision_rdma_port_active").samples.size() == 64);
+    CHECK(families.at("provision_rdma_port_rate_bits_per_second").samples.size() == 64);
 }

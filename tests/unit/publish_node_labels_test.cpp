@@ -276,8 +276,10 @@ TEST_CASE("[node_labels] prefix: a user recipe sets it; an empty one, or one Kub
 
 TEST_CASE("the names of the labels provision writes itself are those of builtin_label_names(), which no feature "
           "may take") {
-    // Every label of a full run (two GPUs, so p2p; every check passed) and of a stopped one (error).
-    const Report two = two_h100_report();
+    // Every label of a full run (two GPUs, so p2p; every check passed; the
+    // network read) and of a stopped one (error).
+    Report two = two_h100_report();
+    with_network(two);
     std::set<std::string> written;
     for (const PublishedRun& run : {finished(two), stopped(ExitCode::usage)})
         for (const auto& label : node_labels(run, "provision").labels)
@@ -329,7 +331,8 @@ TEST_CASE("docs/DESIGN.md's label table names every label provision writes") {
             documented.insert((*it)[1]);
     }
     REQUIRE(documented.count("attention.MECHANISM") == 1);
-    const Report two = two_h100_report();
+    Report two = two_h100_report();
+    with_network(two);
     std::vector<NodeLabel> labels = node_labels(finished(two), "provision").labels;
     for (const auto& label : node_labels(stopped(ExitCode::usage), "provision").labels) labels.push_back(label);
     for (const auto& label : labels) {
@@ -350,4 +353,20 @@ TEST_CASE("a number format is labelled true only where the report's formats say 
     report.formats.formats.clear();  // a report without formats labels none
     const auto none = labels_of(finished(report));
     CHECK(none.count("provision/fp16") == 0);
+}
+
+TEST_CASE("between nodes: an RDMA port NCCL could take, its link layer, GPUDirect RDMA on every GPU", "[network]") {
+    Report report = two_h100_report();
+    CHECK(labels_of(finished(report)).count("provision/rdma") == 0);  // the network stage did not run
+    with_network(report);
+    auto labels = labels_of(finished(report));
+    CHECK(labels.at("provision/rdma") == "true");
+    CHECK(labels.at("provision/rdma.link_layer") == "infiniband");
+    CHECK(labels.at("provision/gpudirect") == "false");  // GPU 1's NIC is too far
+    report.network->gpudirect.gpus[1].state = provision::network::GpuDirectState::on;
+    CHECK(labels_of(finished(report)).at("provision/gpudirect") == "true");
+    report.network->taken.clear();
+    labels = labels_of(finished(report));
+    CHECK(labels.at("provision/rdma") == "false");
+    CHECK(labels.count("provision/rdma.link_layer") == 0);
 }

@@ -91,6 +91,40 @@ inline provision::Report two_h100_report() {
     return report;
 }
 
+// The network stage's reading on a node of two InfiniBand ports, of which
+// NCCL takes mlx5_0's; GPU 0 gets GPUDirect RDMA to it, GPU 1's path is too far.
+inline void with_network(provision::Report& report) {
+    using namespace provision::network;
+    NetworkReport network;
+    network.scope = NetworkScope::node_facts;
+    RdmaDevice device;
+    device.name = "mlx5_0";
+    device.access = DeviceAccess::usable;
+    RdmaPort active;
+    active.number = 1;
+    active.state = PortState::active;
+    active.link_layer = LinkLayer::infiniband;
+    active.rate_gbps = 400;
+    RdmaPort down = active;
+    down.number = 2;
+    down.state = PortState::down;
+    down.rate_gbps.reset();
+    device.ports = {active, down};
+    network.rdma.devices = {device};
+    network.taken = {{0, 0}};
+    network.transport = Transport::ib;
+    network.gpudirect.peer_memory = PeerMemory::nvidia_peermem;
+    for (const auto& gpu : report.inventory.gpus) {
+        GpuDirectGpu entry;
+        entry.gpu = gpu.index;
+        entry.nic = "mlx5_0";
+        entry.path = gpu.index == 0 ? PathType::pix : PathType::sys;
+        entry.state = gpu.index == 0 ? GpuDirectState::on : GpuDirectState::too_far;
+        network.gpudirect.gpus.push_back(entry);
+    }
+    report.network = network;
+}
+
 // 2026-11-24T12:00:00Z
 inline const std::chrono::system_clock::time_point kWhen{std::chrono::seconds(1795521600)};
 

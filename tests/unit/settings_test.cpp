@@ -329,3 +329,29 @@ TEST_CASE("a value is cut for a message only through Echoed: no other spelling o
         CHECK_FALSE(std::regex_search(contents(path), cut));
     }
 }
+
+TEST_CASE("the launchers' variables are rows of the table, decoded into the job's shape's inputs", "[network][job]") {
+    const Options options = decoded({}, {{"PET_NNODES", " 2:4 "}, {"PET_NODE_RANK", "3"}, {"WORLD_SIZE", "16"},
+                                         {"LOCAL_WORLD_SIZE", "8"}, {"RANK", ""}, {"SLURM_JOB_NUM_NODES", "5"},
+                                         {"SLURM_NNODES", "6"}, {"PET_MASTER_ADDR", "pet-master"},
+                                         {"MASTER_ADDR", " 10.0.0.1 "}});
+    const auto& launcher = options.launcher;
+    CHECK(launcher.pet_nnodes == 4);  // elastic MIN:MAX: at most MAX nodes
+    CHECK(launcher.pet_node_rank == 3);
+    CHECK(launcher.world_size == 16);
+    CHECK(launcher.local_world_size == 8);
+    CHECK_FALSE(launcher.rank);              // empty is unset
+    CHECK(launcher.slurm_nnodes == 6);       // SLURM_NNODES over SLURM_JOB_NUM_NODES
+    CHECK(launcher.master_addr == "10.0.0.1");  // MASTER_ADDR over PET_MASTER_ADDR
+    CHECK(launcher.ignored.empty());
+    CHECK(decoded({}, {{"PET_MASTER_ADDR", "pet-master"}}).launcher.master_addr == "pet-master");
+}
+
+TEST_CASE("a launcher's variable that is no whole number is left out, never refused", "[network][job]") {
+    const Options options = decoded({}, {{"RANK", "senior"}, {"NODE_RANK", "-1"}, {"NNODES", "2"}});
+    CHECK(refusal({}, {{"RANK", "senior"}}) == "(accepted)");
+    CHECK_FALSE(options.launcher.rank);
+    CHECK_FALSE(options.launcher.node_rank);
+    CHECK(options.launcher.nnodes == 2);
+    CHECK(options.launcher.ignored == std::vector<std::string>{"NODE_RANK=-1", "RANK=senior"});
+}
