@@ -1,5 +1,7 @@
 #include "app/network_step.h"
 
+#include <fmt/format.h>
+
 #include "kernels/fault_injection.h"
 
 namespace provision {
@@ -78,6 +80,50 @@ void NetworkStep::finish(Report& report, const HealthPolicy& policy, PhaseClock&
     report.notes.insert(report.notes.end(), network.notes.begin(), network.notes.end());
     report.network = std::move(network);
     clock.mark(Phase::network);
+}
+
+MeetNodes NetworkStep::meeting(const Options& options) {
+    if (!job_.spans_nodes() || options.validate != ValidateMode::full) return {};
+    network::RendezvousConfig config;
+    config.master_addr = job_.master_addr;
+    config.port = options.rendezvous_port;
+    config.nodes = job_.nodes;
+    config.node_rank = job_.node_rank.value_or(-1);
+    const auto& environment = options.process_environment;
+    const std::string job_id = variable(environment, "TORCHELASTIC_RUN_ID")
+                                   .value_or(variable(environment, "SLURM_JOB_ID").value_or(""));
+    config.job_key = network::rendezvous_job_key(job_.master_addr, variable(environment, "MASTER_PORT").value_or(""),
+                                                 job_.nodes, job_id);
+    config.limit = options.rendezvous_timeout;
+    meeting_ = config;
+    return [this](int local_ranks, const MakeNcclId& make_id, std::string& why) -> std::optional<JobRanks> {
+        network::RendezvousConfig config = *meeting_;
+        config.local_ranks = local_ranks;
+        network::RendezvousOutcome outcome;
+        if (config.master_addr.empty()) {
+            outcome.detail = "MASTER_ADDR is not set: no node knows where node 0 is";
+        } else if (config.node_rank < 0) {
+            outcome.detail = "the launcher's variables do not say which node this is";
+        } else {
+            outcome = network::rendezvous(config, make_id);
+        }
+        met_ = outcome;
+        if (outcome.status != network::RendezvousStatus::joined) {
+            why = fmt::format("the nodes did not meet ({}: {})", to_string(outcome.status), outcome.detail);
+            return std::nullopt;
+        }
+        return JobRanks{outcome.id, outcome.ranks, outcome.first_rank, config.nodes};
+    };
+}
+
+void NetworkStep::judge_meeting(Report& report, const HealthPolicy& policy) const {
+    if (!met_ || !meeting_) return;
+    if (report.network) {
+        network::RendezvousOutcome kept = *met_;
+        kept.id.clear();  // the communicator's, of no use after it
+        report.network->rendezvous = kept;
+    }
+    if (auto finding = network::rendezvous_finding(*met_, *meeting_, policy)) report.findings.push_back(*finding);
 }
 
 }  // namespace provision

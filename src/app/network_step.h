@@ -10,9 +10,11 @@
 
 #include "app/options.h"
 #include "network/network_stage.h"
+#include "network/rendezvous.h"
 #include "recipe/recipe.h"
 #include "report/report.h"
 #include "report/timings.h"
+#include "validate/validation.h"
 
 namespace provision {
 
@@ -25,8 +27,19 @@ public:
     // against the NICs, findings and notes; marks the phase "network".
     void finish(Report& report, const HealthPolicy& policy, PhaseClock& clock);
 
+    // --validate=full on a job over several nodes: how this node's ranks meet
+    // the other nodes' before the all-reduce across them (network/rendezvous.h,
+    // at MASTER_ADDR and --rendezvous-port); empty otherwise.  Its outcome is
+    // kept for judge_meeting.
+    MeetNodes meeting(const Options& options);
+    // The meeting's outcome in the report (network.rendezvous), with its
+    // finding where the nodes did not all come.
+    void judge_meeting(Report& report, const HealthPolicy& policy) const;
+
 private:
     network::JobShape job_;
+    std::optional<network::RendezvousConfig> meeting_;
+    std::optional<network::RendezvousOutcome> met_;
     std::optional<network::NetworkSettings> settings_;
     std::future<network::NetworkReport> reading_;
 };

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,6 +39,10 @@ struct Options {
     bool json = false;
     ValidateMode validate = ValidateMode::quick;
     double validate_timeout_s = 5.0;
+    // A job over several nodes, --validate=full: where node 0's provision
+    // meets the others' (network/rendezvous.h), and how long each waits.
+    std::uint16_t rendezvous_port = 29519;
+    std::chrono::milliseconds rendezvous_timeout{300000};
     int worker_processes = 2;      // the GPUs' validation workers are split into this many processes
     BusyGpuPolicy busy_gpu = BusyGpuPolicy::fail;  // what a single run does with a GPU others hold
     std::string workload = "generic";

@@ -298,7 +298,9 @@ Plan plan_run(const Options& options, RoundMemory memory) {
 
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
     clock.mark(Phase::selection);
-    const CopyChecks copies = validation.run(report.inventory, recipes, first, nccl, report.validation, clock);
+    const CopyChecks copies =
+        validation.run(report.inventory, recipes, first, nccl, network.meeting(options), report.validation, clock);
+    network.judge_meeting(report, recipes.policy);
     const CheckVerdicts verdicts = verdicts_of(report.validation);
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);
     report.formats = decide_formats(report.inventory, recipes, workload, report.decision.mechanism, packages,

@@ -37,6 +37,18 @@ std::chrono::milliseconds seconds(const SettingValue& given, double max_seconds)
 }
 
 
+// A TCP port: a whole number from 1 to 65535.
+std::uint16_t port_number(const SettingValue& given) {
+    const std::string text = trimmed(last(given));
+    unsigned port = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535)
+        throw Error(ExitCode::usage,
+                    fmt::format("{}={}: expected a port, a whole number from 1 to 65535", given.source,
+                                echoed(last(given))));
+    return static_cast<std::uint16_t>(port);
+}
+
 // A library to load: empty keeps the default.
 void library(const SettingValue& given, std::string& field) {
     if (!last(given).empty()) field = last(given);
@@ -168,6 +180,14 @@ const std::vector<Setting> kSettings = {
      {"quick", "full", "off"}},
     {"--no-validate", {}, {}, "skip GPU validation (same as --validate=off)", SettingShape::switch_flag,
      [](const SettingValue&, Options& o) { o.validate = ValidateMode::off; }},
+    {"--rendezvous-port", "PROVISION_RENDEZVOUS_PORT", "PORT",
+     "the port node 0's provision listens on for the other nodes, at MASTER_ADDR, before the proof across nodes "
+     "(default 29519; never the job's MASTER_PORT)",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.rendezvous_port = port_number(v); }},
+    {"--rendezvous-timeout", "PROVISION_RENDEZVOUS_TIMEOUT", "SECONDS",
+     "seconds every node's provision waits for the job's other nodes before the proof across nodes (default 300)",
+     SettingShape::value,
+     [](const SettingValue& v, Options& o) { o.rendezvous_timeout = seconds(v, kMaxTimeoutSeconds); }},
     {"--validate-timeout", "PROVISION_VALIDATE_TIMEOUT", "SECONDS",
      "seconds each piece of a GPU's validation work (its checks, a round of copies) may take, from its start "
      "(default 5)",
@@ -411,7 +431,7 @@ std::string environment_help() {
         const std::string form = setting.variable_form.empty() || setting.shape == SettingShape::switch_flag
                                      ? std::string()
                                      : fmt::format(" ({})", setting.variable_form);
-        text += fmt::format("  {:<27}{}{}{}\n", setting.variable, flag, setting.help, form);
+        text += fmt::format("  {:<26} {}{}{}\n", setting.variable, flag, setting.help, form);
     }
     return text;
 }

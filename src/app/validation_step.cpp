@@ -129,7 +129,8 @@ void ValidationStep::follow(const Inventory& inventory) {
 }
 
 CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
-                               const NcclFacts& nccl, ValidationSummary& summary, PhaseClock& clock) {
+                               const NcclFacts& nccl, const MeetNodes& meet_nodes, ValidationSummary& summary,
+                               PhaseClock& clock) {
     // Detection's NVML session, kept for the counters' second read, goes
     // when this returns, whatever the way (its shutdown on a thread).
     struct ReleaseNvml {
@@ -149,8 +150,13 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     links.host_links = true;
     links.peer_path = nccl.paths.peer;
     links.host_memory = nccl.paths.cumem_host && inventory.gpus.size() > 1;  // NCCL's host buffers join ranks
-    if (validation_.mode == ValidateMode::full && nccl.library && inventory.gpus.size() > 1)
+    if (validation_.mode == ValidateMode::full && nccl.library && (inventory.gpus.size() > 1 || meet_nodes)) {
         links.nccl_library = nccl.library->path;
+        links.meet_nodes = meet_nodes;
+        // Across nodes a quarter of it: 1 GiB over a 10 Gb/s socket would
+        // take most of the rank's time limit on its own.
+        if (meet_nodes) links.nccl_bytes = std::size_t{256} << 20;
+    }
     for (const GpuPair& pair : inventory.pairs)
         if (pair.p2p == PeerAccess::ok && !left_alone(inventory.gpus[static_cast<std::size_t>(pair.first)]) &&
             !left_alone(inventory.gpus[static_cast<std::size_t>(pair.second)]))

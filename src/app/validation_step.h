@@ -63,8 +63,11 @@ public:
     // returns the copies, marks worker_ready and checks on `clock`.
     // The peer copies follow the path the workload's NCCL takes (`nccl`),
     // and its host memory is checked where it comes from cuMem.
-    // --validate=full also all-reduces across the workers with that NCCL.
+    // --validate=full also all-reduces across the workers with that NCCL;
+    // on a job over several nodes (`meet_nodes` not empty) across every
+    // node's workers, once the nodes have met.
     CopyChecks run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first, const NcclFacts& nccl,
+                   const MeetNodes& meet_nodes,
                    ValidationSummary& summary, PhaseClock& clock);
 
 private:

@@ -84,7 +84,9 @@ struct NcclAllReduceResult {
     double init_ms = 0;        // the slowest rank's ncclCommInitRank
     double ms = 0;             // the slowest rank's median all-reduce
     double bus_gb_per_s = 0;   // from that time
-    std::string detail;
+    std::string detail{};
+    int nodes = 1;             // the nodes whose ranks joined (a job over several nodes)
+    std::string transport{};   // what NCCL's log says its channels took ("NET/Socket/0 (2 connections) over ...")
 };
 
 enum class CopyCheckRun {

@@ -15,6 +15,7 @@
 #include "network/interfaces.h"
 #include "network/pci_topology.h"
 #include "network/rdma_devices.h"
+#include "network/rendezvous.h"
 #include "network/route.h"
 #include "network/socket_interfaces.h"
 #include "workload_env/env_settings.h"
@@ -87,6 +88,9 @@ struct NetworkReport {
     std::vector<std::pair<std::string, std::string>> write;  // NCCL_SOCKET_IFNAME, with its reason in a finding
     std::vector<KeptVariable> kept;
     std::vector<std::string> notes;
+    // --validate=full: how provision's rendezvous before the proof across
+    // nodes ended (its id left out).
+    std::optional<RendezvousOutcome> rendezvous{};
 };
 
 // Writes the stage's settings into the workload's (the user's values stay).

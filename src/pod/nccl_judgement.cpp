@@ -62,7 +62,10 @@ NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths
                         pair.first, pair.second, nccl_name(nccl), pair.failed_path_detail,
                         setting(judgement, users, "NCCL_CUMEM_ENABLE", "0")));
     }
-    if (const auto& all_reduce = checks.nccl_all_reduce; all_reduce && all_reduce->status != PeerCopyStatus::passed)
+    // Not measured (the nodes did not meet) proves nothing: the rendezvous's
+    // own finding says why.
+    if (const auto& all_reduce = checks.nccl_all_reduce; all_reduce && all_reduce->status != PeerCopyStatus::passed &&
+                                                         all_reduce->status != PeerCopyStatus::not_measured)
         add(-1, "nccl_all_reduce_failed",
             fmt::format("{} could not all-reduce across the {} GPUs ({}: {}): a distributed job would fail the same "
                         "way; NCCL_DEBUG=INFO in the job's environment shows where",

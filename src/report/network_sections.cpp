@@ -121,6 +121,20 @@ toml::table network_table(const NetworkReport& network) {
     }
     table.insert_or_assign("rdma", rdma_array(network));
     table.insert_or_assign("gpudirect", gpudirect_table(network.gpudirect));
+    if (const auto& met = network.rendezvous) {
+        toml::table rendezvous{{"status", std::string(to_string(met->status))}};
+        if (met->status == RendezvousStatus::joined) {
+            rendezvous.insert_or_assign("ranks", static_cast<std::int64_t>(met->ranks));
+            rendezvous.insert_or_assign("first_rank", static_cast<std::int64_t>(met->first_rank));
+        }
+        if (!met->missing.empty()) {
+            toml::array missing;
+            for (const int rank : met->missing) missing.push_back(static_cast<std::int64_t>(rank));
+            rendezvous.insert_or_assign("missing", std::move(missing));
+        }
+        if (!met->detail.empty()) rendezvous.insert_or_assign("detail", met->detail);
+        table.insert_or_assign("rendezvous", std::move(rendezvous));
+    }
     return table;
 }
 

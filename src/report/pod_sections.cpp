@@ -93,6 +93,8 @@ std::optional<toml::table> nccl_table(const PodReport& pod) {
             entry.insert_or_assign("bus_gb_per_s", std::round(all_reduce->bus_gb_per_s * 10) / 10);
         }
         if (!all_reduce->detail.empty()) entry.insert_or_assign("detail", all_reduce->detail);
+        if (all_reduce->nodes > 1) entry.insert_or_assign("nodes", static_cast<std::int64_t>(all_reduce->nodes));
+        if (!all_reduce->transport.empty()) entry.insert_or_assign("transport", all_reduce->transport);
         table.insert_or_assign("all_reduce", std::move(entry));
     }
     return table;
@@ -118,12 +120,16 @@ std::string explain_nccl(const PodReport& pod) {
     out += fmt::format("    host memory: {} ({})\n", pod.nccl.paths.cumem_host ? "cuMem" : "/dev/shm",
                        pod.nccl.paths.host_why);
     if (const auto& all_reduce = pod.nccl_all_reduce)
-        out += fmt::format("    all-reduce over {} GPUs: {}{}{}\n", all_reduce->ranks, to_string(all_reduce->status),
+        out += fmt::format("    all-reduce over {} GPUs{}: {}{}{}{}\n", all_reduce->ranks,
+                           all_reduce->nodes > 1 ? fmt::format(" on {} nodes", all_reduce->nodes) : std::string(),
+                           to_string(all_reduce->status),
                            all_reduce->status == PeerCopyStatus::passed
                                ? fmt::format(", {:.1f} GB/s bus bandwidth, {:.3f} ms, communicator {:.0f} ms",
                                              all_reduce->bus_gb_per_s, all_reduce->ms, all_reduce->init_ms)
                                : std::string(),
-                           all_reduce->detail.empty() ? std::string() : " (" + printable(all_reduce->detail, 256) + ")");
+                           all_reduce->detail.empty() ? std::string() : " (" + printable(all_reduce->detail, 256) + ")",
+                           all_reduce->transport.empty() ? std::string()
+                                                         : fmt::format("; NCCL took {}", all_reduce->transport));
     for (const HostMemoryResult& memory : pod.host_memory) {
         if (!memory.measured) {
             out += fmt::format("    GPU {}: cuMem host memory not measured: {}\n", memory.gpu, memory.detail);

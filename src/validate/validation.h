@@ -65,6 +65,20 @@ struct GpuChecks {
 // pair again through legacy IPC (NCCL_CUMEM_ENABLE=0 would make NCCL take
 // it); and, where the workload's NCCL takes its host buffers from cuMem,
 // host memory on each GPU's NUMA node.
+// A job over several nodes: how this node's ranks join the job's one
+// communicator.  Given this node's ranks and a maker of NCCL's id (called on
+// node 0 alone, once every node has come), it answers the id, the ranks in
+// all and this node's first rank; or nullopt with why, and then no rank of
+// this node joins (the all-reduce is not measured).
+struct JobRanks {
+    std::string id{};
+    int ranks = 0;
+    int first_rank = 0;
+    int nodes = 1;
+};
+using MakeNcclId = std::function<std::optional<std::string>(std::string& why)>;
+using MeetNodes = std::function<std::optional<JobRanks>(int local_ranks, const MakeNcclId& make_id, std::string& why)>;
+
 struct LinkWork {
     bool host_links = false;
     std::vector<std::pair<int, int>> peer_pairs;  // CUDA indices
@@ -75,6 +89,7 @@ struct LinkWork {
     std::string nccl_library;
     std::size_t nccl_bytes = std::size_t{1} << 30;
     int nccl_repeats = 5;
+    MeetNodes meet_nodes{};  // empty: this node's ranks alone
     // 8 MiB copies reach 95-98% of 32 MiB's rate on an H100 (51.6-52.9 against
     // 54.1 GB/s; 4 MiB: 40.9 host to device), and pinning them beside the
     // quick checks takes about 10 ms less of a GPU's start than 32 MiB

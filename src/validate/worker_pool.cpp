@@ -344,27 +344,48 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
     for (auto& worker : workers_)
         if (!worker->checks.empty() && !worker->unmeasured()) ranks.push_back(worker.get());
     std::sort(ranks.begin(), ranks.end(), [](const Worker* a, const Worker* b) { return a->target.gpu < b->target.gpu; });
-    if (ranks.size() < 2) return std::nullopt;
+    const bool across_nodes = static_cast<bool>(links.meet_nodes);
+    if (ranks.size() < (across_nodes ? 1U : 2U)) return std::nullopt;
     const Clock::duration limit = limit_of(options_.timeout_s);
     NcclAllReduceResult result;
     result.ranks = static_cast<int>(ranks.size());
-    // Rank 0 makes the communicator's id; every rank joins with it.
+    // The first rank's worker makes the communicator's id (across nodes: node
+    // 0's, once every node has come); every rank joins with it.
     Worker* first = ranks.front();
-    first->give_work(limit);
-    first->write(format_nccl_id_command(links.nccl_library));
-    wait_for({first}, [](const Worker& worker) { return worker.output.nccl_id.has_value(); });
-    if (!first->output.nccl_id || !first->output.nccl_id->ok) {
+    const MakeNcclId make_id = [&](std::string& why) -> std::optional<std::string> {
+        first->give_work(limit);
+        first->write(format_nccl_id_command(links.nccl_library));
+        wait_for({first}, [](const Worker& worker) { return worker.output.nccl_id.has_value(); });
+        if (first->output.nccl_id && first->output.nccl_id->ok) return first->output.nccl_id->id;
+        why = first->output.nccl_id ? "no communicator id: " + first->output.nccl_id->detail
+                                    : fmt::format("the worker of GPU {} ended without a communicator id",
+                                                  first->target.gpu);
+        return std::nullopt;
+    };
+    JobRanks job{{}, result.ranks, 0, 1};
+    std::string why;
+    if (across_nodes) {
+        const auto met = links.meet_nodes(result.ranks, make_id, why);
+        if (!met) {
+            result.status = PeerCopyStatus::not_measured;
+            result.detail = why;
+            return result;
+        }
+        job = *met;
+    } else if (auto id = make_id(why)) {
+        job.id = std::move(*id);
+    } else {
         result.status = PeerCopyStatus::error;
-        result.detail = first->output.nccl_id ? "no communicator id: " + first->output.nccl_id->detail
-                                              : fmt::format("the worker of GPU {} ended without a communicator id",
-                                                            first->target.gpu);
+        result.detail = why;
         return result;
     }
+    result.ranks = job.ranks;
+    result.nodes = job.nodes;
     for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
         ranks[rank]->give_work(limit);
-        ranks[rank]->write(format_nccl_all_reduce_command(
-            result.ranks, static_cast<int>(rank), links.nccl_bytes, links.nccl_repeats, first->output.nccl_id->id,
-            links.nccl_library));
+        ranks[rank]->write(format_nccl_all_reduce_command(job.ranks, job.first_rank + static_cast<int>(rank),
+                                                          links.nccl_bytes, links.nccl_repeats, job.id,
+                                                          links.nccl_library));
     }
     wait_for(ranks, [](const Worker& worker) { return worker.output.nccl.has_value(); });
     result.status = PeerCopyStatus::passed;
@@ -389,6 +410,7 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
             result.bus_gb_per_s = line->bus_gb_per_s;
             result.detail = line->detail;
         }
+        if (result.transport.empty()) result.transport = line->transport;
     }
     return result;
 }

@@ -8,6 +8,7 @@
 #include "worker/cuda/link_checks.h"
 #include "worker/cuda/nccl_check.h"
 #include "worker/gpu_backend.h"
+#include "worker/nccl_log.h"
 
 #ifndef PROVISION_HAVE_CUDA
 #error "PROVISION_HAVE_CUDA is set for src/worker by the top CMakeLists.txt"
@@ -76,9 +77,11 @@ class AllReduce final : public PreparedLink {
 public:
     AllReduce(int cuda_device, const LinkCommand& command) : device_(cuda_device), command_(command) {}
     std::string finish() override {
+        NcclLogFile::turn_on();  // before NCCL is loaded in this process, if the id was not made here
         const auto run = links::run_nccl_all_reduce(device_, command_.library, command_.ranks, command_.gpu,
                                                     command_.handle, command_.bytes, command_.repeats);
-        return format_nccl_line({run.ok, run.init_ms, run.ms, run.bus_gb_per_s, run.detail});
+        return format_nccl_line({run.ok, run.init_ms, run.ms, run.bus_gb_per_s, run.detail,
+                                 transport_summary(read_nccl_log(NcclLogFile::read()))});
     }
 
 private:
@@ -119,6 +122,7 @@ public:
 
     NcclIdLine nccl_id(const LinkCommand& command) override {
         if constexpr (kCudaBuilt) {
+            NcclLogFile::turn_on();  // before this process first loads NCCL
             const auto made = links::make_nccl_unique_id(command.library);
             return {made.ok, made.id, made.detail};
         }

@@ -227,7 +227,8 @@ std::string format_nccl_line(const NcclLine& line) {
                                                                   {"init_ms", line.init_ms},
                                                                   {"ms", line.ms},
                                                                   {"bus_gb_per_s", line.bus_gb_per_s},
-                                                                  {"detail", line.detail}})}});
+                                                                  {"detail", line.detail},
+                                                                  {"transport", line.transport}})}});
 }
 
 std::optional<LinkCommand> parse_link_command(const std::string& line) {
@@ -364,7 +365,8 @@ WorkerOutput parse_worker_output(const std::string& text) {
         } else if (const toml::table* nccl = document ? (*document)["nccl"].as_table() : nullptr) {
             output.nccl = NcclLine{(*nccl)["ok"].value_or(false), (*nccl)["init_ms"].value_or(0.0),
                                    (*nccl)["ms"].value_or(0.0), (*nccl)["bus_gb_per_s"].value_or(0.0),
-                                   (*nccl)["detail"].value_or(std::string())};
+                                   (*nccl)["detail"].value_or(std::string()),
+                                   (*nccl)["transport"].value_or(std::string())};
             return;
         } else if (const toml::table* memory = document ? (*document)["host_memory"].as_table() : nullptr) {
             output.host_memory = HostMemoryLine{(*memory)["ok"].value_or(false),

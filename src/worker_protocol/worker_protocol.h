@@ -32,7 +32,8 @@
 //                   nccl-id LIBRARY
 //                      nccl_id = { ok = true, id = "<ncclUniqueId in hex>", detail = "..." }
 //                   nccl-all-reduce RANKS RANK BYTES REPEATS ID LIBRARY
-//                      nccl = { ok = true, init_ms = 412.0, ms = 3.3, bus_gb_per_s = 322.1, detail = "..." }
+//                      nccl = { ok = true, init_ms = 412.0, ms = 3.3, bus_gb_per_s = 322.1, detail = "...",
+//                               transport = "P2P/CUMEM/read (48 connections)" }
 //                (LIBRARY, the workload's libnccl.so.2, is the rest of the line)
 //                GPU is the source's index as the workload sees it (the
 //                pattern the buffer holds); PATH is legacy-ipc or cumem-fd
@@ -177,7 +178,8 @@ struct NcclLine {
     double init_ms = 0;
     double ms = 0;
     double bus_gb_per_s = 0;
-    std::string detail;
+    std::string detail{};
+    std::string transport{};  // what NCCL's own log says each channel took (worker/nccl_log.h)
 };
 
 std::string format_host_link_command(std::size_t bytes, int repeats);

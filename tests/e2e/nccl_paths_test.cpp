@@ -8,6 +8,13 @@
 #include <fstream>
 #include <map>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -548,4 +555,111 @@ TEST_CASE("dcgm: Xids in the kernel's log, by GPU", "[nccl][dcgm][xid]") {
         CHECK(has(report["driver"]["kernel_log_unread"].get<std::string>(), "no-such-log cannot be read"));
         CHECK(report["verdict"] == "ok");
     }
+}
+
+namespace {
+
+// A port no one listens on now (the kernel's choice for a socket bound to
+// port 0, let go at once).
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    socklen_t size = sizeof address;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
+    ::close(fd);
+    return ntohs(address.sin_port);
+}
+
+// Node `rank` of a torchrun job of `nodes` nodes whose MASTER_ADDR is this
+// host, its network read from stand-ins (only loopback is real).
+std::map<std::string, std::string> node_of_job(const TempDir& dir, int nodes, int rank, int port,
+                                               const std::string& limit = "60") {
+    fs::create_directories(dir.file("stand-in/sys"));
+    fs::create_directories(dir.file("stand-in/dev"));
+    fs::create_directories(dir.file("stand-in/proc"));
+    e2e::write_file(dir.file("stand-in/interfaces"), "lo up,running,loopback 127.0.0.1/8\n");
+    return {{"NNODES", std::to_string(nodes)},
+            {"NODE_RANK", std::to_string(rank)},
+            {"MASTER_ADDR", "127.0.0.1"},
+            {"MASTER_PORT", "29500"},
+            {"PROVISION_RENDEZVOUS_PORT", std::to_string(port)},
+            {"PROVISION_RENDEZVOUS_TIMEOUT", limit},
+            {"PROVISION_TEST_SYSFS", dir.file("stand-in/sys")},
+            {"PROVISION_TEST_DEV", dir.file("stand-in/dev")},
+            {"PROVISION_TEST_PROC", dir.file("stand-in/proc")},
+            {"PROVISION_TEST_INTERFACES", dir.file("stand-in/interfaces")},
+            {"PROVISION_TEST_ROUTE", "127.0.0.1"}};
+}
+
+}  // namespace
+
+TEST_CASE("nccl: --validate=full on a job of two nodes meets at provision's rendezvous and all-reduces across them",
+          "[nccl][full][network]") {
+    if (skip_without_prerequisites()) return;
+    const int port = free_port();
+    TempDir first, second;
+    // Node 1 first, in the background: it waits for node 0 at the port.
+    const std::string python1 = venv(second, true), machine1 = machine(second, "");
+    std::map<std::string, std::string> env1 = {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                                               {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+                                               {"PROVISION_FAKE_GPU_FIXTURE", machine1},
+                                               {"PROVISION_TEST_WORKER", "simulate"},
+                                               {"PROVISION_DETECT_TIMEOUT", "10"},
+                                               {"PATH", second.file("no-bin")},
+                                               {"HOME", second.file("no-home")}};
+    for (auto& [name, value] : node_of_job(second, 2, 1, port)) env1[name] = value;
+    const int out1 = ::open(second.file("report.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(out1 >= 0);
+    const pid_t node1 = e2e::start({PROVISION_BINARY, "--check", "--json", "--validate=full", "--python", python1,
+                                    "--env-file", second.file("env")},
+                                   env1, out1);
+    ::close(out1);
+    const auto result = run(first, venv(first, true), machine(first, ""), node_of_job(first, 2, 0, port),
+                            {"--validate=full", "--explain"});
+    int status = 0;
+    REQUIRE(::waitpid(node1, &status, 0) == node1);
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    const auto report0 = e2e::report(result);
+    const auto report1 = nlohmann::json::parse(e2e::read_file(second.file("report.json")));
+    for (const auto* report : {&report0, &report1}) {
+        const auto& all_reduce = (*report)["nccl"]["all_reduce"];
+        CHECK(all_reduce["status"] == "passed");
+        CHECK(all_reduce["ranks"] == 4);  // two GPUs a node
+        CHECK(all_reduce["nodes"] == 2);
+        CHECK(all_reduce["transport"] == "simulated");
+        CHECK((*report)["network"]["rendezvous"]["status"] == "joined");
+        CHECK(findings_of(*report, "nodes_missing").empty());
+    }
+    CHECK(report0["network"]["rendezvous"]["first_rank"] == 0);
+    CHECK(report1["network"]["rendezvous"]["first_rank"] == 2);
+    CHECK(has(result.err, "all-reduce over 4 GPUs on 2 nodes: passed"));
+}
+
+TEST_CASE("nccl: a node that never comes ends the wait at the limit with nodes_missing, never a hang",
+          "[nccl][full][network]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    const auto result = run(dir, venv(dir, true), machine(dir, ""), node_of_job(dir, 3, 0, free_port(), "1"),
+                            {"--validate=full"});
+    INFO(result.err);
+    CHECK(result.exit_code == 0);  // degraded: the nodes' own start decides
+    const auto report = e2e::report(result);
+    CHECK(report["nccl"]["all_reduce"]["status"] == "not-measured");
+    CHECK(findings_of(report, "nccl_all_reduce_failed").empty());
+    CHECK(report["network"]["rendezvous"]["status"] == "missing");
+    CHECK(report["network"]["rendezvous"]["missing"] == nlohmann::json::array({1, 2}));
+    const auto missing = findings_of(report, "nodes_missing");
+    REQUIRE(missing.size() == 1);
+    CHECK(has(missing[0]["message"], "node ranks 1, 2 of the job's 3 nodes"));
+    reliability::record("network", "--validate=full on a job of 3 nodes; nodes 1 and 2 never start",
+                        "nodes_missing names them after --rendezvous-timeout (1 s); the all-reduce is not measured, "
+                        "never failed",
+                        "nothing");
 }

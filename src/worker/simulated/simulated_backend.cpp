@@ -183,7 +183,7 @@ public:
     std::unique_ptr<PreparedLink> prepare_all_reduce(const LinkCommand&, const std::string& fault) override {
         return std::make_unique<ActedLink>(fault, [fault] {
             return fault == "error" ? format_nccl_line({false, 10, 0, 0, "simulated: error"})
-                                    : format_nccl_line({true, 10, 1, 100, "simulated"});
+                                    : format_nccl_line({true, 10, 1, 100, "simulated", "simulated"});
         });
     }
 
