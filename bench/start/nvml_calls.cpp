@@ -172,6 +172,14 @@ NVML_CALLS_FORWARD(nvmlDeviceGetCurrPcieLinkWidth)
 NVML_CALLS_FORWARD(nvmlDeviceGetCurrPcieLinkGeneration)
 NVML_CALLS_FORWARD(nvmlDeviceGetGpuFabricInfoV)
 NVML_CALLS_FORWARD(nvmlDeviceGetGpuFabricInfo)
+NVML_CALLS_FORWARD(nvmlDeviceGetFieldValues)
+NVML_CALLS_FORWARD(nvmlDeviceGetNvLinkErrorCounter)
+NVML_CALLS_FORWARD(nvmlDeviceGetPcieReplayCounter)
+NVML_CALLS_FORWARD(nvmlDeviceGetRetiredPages)
+NVML_CALLS_FORWARD(nvmlEventSetCreate)
+NVML_CALLS_FORWARD(nvmlDeviceRegisterEvents)
+NVML_CALLS_FORWARD(nvmlEventSetWait_v2)
+NVML_CALLS_FORWARD(nvmlEventSetFree)
 
 extern "C" __attribute__((visibility("default"))) const char* nvmlErrorString(int code) {
     using ErrorString = const char* (*)(int);

@@ -133,6 +133,13 @@ inline constexpr unsigned field_nvlink_recovery_successful = 213;   // ..._COUNT
 inline constexpr unsigned field_nvlink_recovery_failed = 214;       // ..._COUNT_LINK_RECOVERY_FAILED_EVENTS
 inline constexpr unsigned field_nvlink_recovery_events = 215;       // ..._COUNT_LINK_RECOVERY_EVENTS
 inline constexpr unsigned field_nvlink_symbol_errors = 221;         // NVML_FI_DEV_NVLINK_COUNT_SYMBOL_ERRORS
+// The data-link counters summed over a GPU's links, as DCGM reads them
+// (DCGM_FI_DEV_NVLINK_{REPLAY,RECOVERY,CRC_ERROR}_TOTAL: NVIDIA/DCGM
+// dcgmlib/src/dcgm_fields.cpp; the numbers in sdk/nvidia/nvml/dcgm_nvml.h),
+// scopeId 0, or UINT_MAX from NVLink 5 (Blackwell) on (DcgmCacheManager.cpp).
+inline constexpr unsigned field_nvlink_replay_total = 161;          // NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY
+inline constexpr unsigned field_nvlink_recovery_total = 162;        // NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY
+inline constexpr unsigned field_nvlink_crc_total = 163;             // NVML_FI_DEV_NVLINK_ERROR_DL_CRC
 // nvmlNvLinkErrorCounter_t.
 inline constexpr int nvlink_error_dl_replay = 0;
 inline constexpr int nvlink_error_dl_recovery = 1;

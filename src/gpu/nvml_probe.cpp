@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -203,44 +204,74 @@ long long field_number(const nvml::FieldValue& value) {
 }
 
 // A GPU's link error counters (LinkErrorCounts): the NVLink data-link
-// counters of each of its first `nvlinks` links, summed; on Blackwell the
-// recovery and symbol-error fields DCGM watches there instead (per link,
-// scopeId); the PCIe replay counter.  Each counter stays empty where no
-// link answers it.
-LinkErrorCounts read_link_errors(const NvmlFunctions& nvml, nvml::Device device, unsigned nvlinks) {
+// counters summed over its links, as DCGM reads them (the DL totals), in one
+// nvmlDeviceGetFieldValues call with, on Blackwell, the recovery and
+// symbol-error fields DCGM watches there (per link, scopeId); a counter whose
+// total the driver does not give is summed from its first `nvlinks` links one
+// by one (nvmlDeviceGetNvLinkErrorCounter, 4 calls a link: on 4 x H200, 288
+// calls of 6.6 ms each, most of a four-GPU probe).  Then the PCIe replay
+// counter.  Each counter stays empty where nothing answers it.
+LinkErrorCounts read_link_errors(const NvmlFunctions& nvml, nvml::Device device, unsigned nvlinks, bool nvlink5) {
     LinkErrorCounts counts;
     const auto add = [](std::optional<std::uint64_t>& total, unsigned long long value) {
         total = total.value_or(0) + value;
     };
-    if (nvml.nvlink_error_counter)
-        for (unsigned link = 0; link < nvlinks; ++link) {
-            const std::pair<int, std::optional<std::uint64_t>*> counters[] = {
-                {nvml::nvlink_error_dl_replay, &counts.nvlink_replay},
-                {nvml::nvlink_error_dl_recovery, &counts.nvlink_recovery},
-                {nvml::nvlink_error_dl_crc_flit, &counts.nvlink_crc},
-                {nvml::nvlink_error_dl_crc_data, &counts.nvlink_crc}};
-            for (const auto& [counter, total] : counters) {
-                unsigned long long value = 0;
-                if (nvml.nvlink_error_counter(device, link, counter, &value) == nvml::SUCCESS) add(*total, value);
-            }
-        }
-    if (nvml.field_values && nvlinks > 0) {
-        const std::pair<unsigned, std::optional<std::uint64_t>*> fields[] = {
+    if (nvlinks == 0) {
+        // No NVLink: only the PCIe counter below.
+    } else if (nvml.field_values || nvml.nvlink_error_counter) {
+        struct Total {
+            unsigned field;
+            std::vector<int> counters;  // nvmlNvLinkErrorCounter_t, for a link at a time
+            std::optional<std::uint64_t>* into;
+            bool read = false;
+        };
+        // CRC: one total of flit and data errors; link by link, the two counters.
+        Total totals[] = {{nvml::field_nvlink_replay_total, {nvml::nvlink_error_dl_replay}, &counts.nvlink_replay},
+                          {nvml::field_nvlink_recovery_total, {nvml::nvlink_error_dl_recovery}, &counts.nvlink_recovery},
+                          {nvml::field_nvlink_crc_total,
+                           {nvml::nvlink_error_dl_crc_flit, nvml::nvlink_error_dl_crc_data},
+                           &counts.nvlink_crc}};
+        const std::pair<unsigned, std::optional<std::uint64_t>*> per_link[] = {
             {nvml::field_nvlink_recovery_events, &counts.nvlink_recovery_events},
             {nvml::field_nvlink_recovery_failed, &counts.nvlink_recovery_failed},
             {nvml::field_nvlink_symbol_errors, &counts.nvlink_symbol_errors}};
-        std::vector<nvml::FieldValue> values;
-        for (unsigned link = 0; link < nvlinks; ++link)
-            for (const auto& [field, total] : fields) {
+        if (nvml.field_values) {
+            std::vector<nvml::FieldValue> values;
+            for (const Total& total : totals) {
                 nvml::FieldValue value{};
-                value.field_id = field;
-                value.scope_id = link;
+                value.field_id = total.field;
+                value.scope_id = nvlink5 ? std::numeric_limits<unsigned>::max() : 0;
                 values.push_back(value);
             }
-        if (nvml.field_values(device, static_cast<int>(values.size()), values.data()) == nvml::SUCCESS)
-            for (std::size_t i = 0; i < values.size(); ++i)
-                if (values[i].nvml_return == nvml::SUCCESS && field_number(values[i]) >= 0)
-                    add(*fields[i % std::size(fields)].second, static_cast<unsigned long long>(field_number(values[i])));
+            for (unsigned link = 0; link < nvlinks; ++link)
+                for (const auto& [field, into] : per_link) {
+                    nvml::FieldValue value{};
+                    value.field_id = field;
+                    value.scope_id = link;
+                    values.push_back(value);
+                }
+            if (nvml.field_values(device, static_cast<int>(values.size()), values.data()) == nvml::SUCCESS) {
+                for (std::size_t i = 0; i < std::size(totals); ++i)
+                    if (values[i].nvml_return == nvml::SUCCESS && field_number(values[i]) >= 0) {
+                        add(*totals[i].into, static_cast<unsigned long long>(field_number(values[i])));
+                        totals[i].read = true;
+                    }
+                for (std::size_t i = std::size(totals); i < values.size(); ++i)
+                    if (values[i].nvml_return == nvml::SUCCESS && field_number(values[i]) >= 0)
+                        add(*per_link[(i - std::size(totals)) % std::size(per_link)].second,
+                            static_cast<unsigned long long>(field_number(values[i])));
+            }
+        }
+        if (nvml.nvlink_error_counter)
+            for (const Total& total : totals) {
+                if (total.read) continue;
+                for (unsigned link = 0; link < nvlinks; ++link)
+                    for (const int counter : total.counters) {
+                        unsigned long long value = 0;
+                        if (nvml.nvlink_error_counter(device, link, counter, &value) == nvml::SUCCESS)
+                            add(*total.into, value);
+                    }
+            }
     }
     if (unsigned replays = 0; nvml.pcie_replay_counter && nvml.pcie_replay_counter(device, &replays) == nvml::SUCCESS)
         counts.pcie_replays = replays;
@@ -477,7 +508,8 @@ void read_machine(const NvmlFunctions& nvml, const SharedLibrary& library, const
         if (!devices[index]) continue;
         Gpu& gpu = report.gpus[index].gpu;
         readers.emplace_back([&, index] {
-            gpu.health.link_errors = read_link_errors(nvml, devices[index], gpu.nvlinks ? gpu.nvlinks->total : 0);
+            gpu.health.link_errors = read_link_errors(nvml, devices[index], gpu.nvlinks ? gpu.nvlinks->total : 0,
+                                                      gpu.compute_capability.major >= 10);
         });
     }
     for (auto& reader : readers) reader.join();
@@ -547,7 +579,8 @@ std::vector<std::optional<LinkErrorCounts>> read_link_errors_again(const std::st
         readers.emplace_back([&, i] {
             nvml::Device device = nullptr;
             if (nvml.handle_by_index(static_cast<unsigned>(gpus[i].nvml_index), &device) == nvml::SUCCESS)
-                counts[i] = read_link_errors(nvml, device, gpus[i].nvlinks ? gpus[i].nvlinks->total : 0);
+                counts[i] = read_link_errors(nvml, device, gpus[i].nvlinks ? gpus[i].nvlinks->total : 0,
+                                             gpus[i].compute_capability.major >= 10);
         });
     }
     for (auto& reader : readers) reader.join();

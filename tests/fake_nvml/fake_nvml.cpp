@@ -637,9 +637,34 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetFieldValues(nvml::Device device, int count
             }
             continue;
         }
-        if (!blackwell || field.scope_id >= links) continue;
         const auto& base = health.link_errors;
         const auto& rise = current->link_error_rise;
+        // The data-link totals, from Hopper on (older fixtures take the
+        // link-by-link path, nvmlDeviceGetNvLinkErrorCounter).
+        if (links > 0 && fixture_gpu.compute_capability.major >= 9) {
+            std::optional<std::uint64_t> total;
+            bool known = true;
+            switch (field.field_id) {
+                case nvml::field_nvlink_replay_total:
+                    total = counter_reading(*current, gpu, replay, base.nvlink_replay, rise.nvlink_replay);
+                    break;
+                case nvml::field_nvlink_recovery_total:
+                    total = counter_reading(*current, gpu, recovery, base.nvlink_recovery, rise.nvlink_recovery);
+                    break;
+                case nvml::field_nvlink_crc_total:
+                    total = counter_reading(*current, gpu, crc_flit, base.nvlink_crc, rise.nvlink_crc);
+                    break;
+                default: known = false; break;
+            }
+            if (known) {
+                if (total) {
+                    field.value.ull = *total;
+                    field.nvml_return = nvml::SUCCESS;
+                }
+                continue;
+            }
+        }
+        if (!blackwell || field.scope_id >= links) continue;
         // Link 0 holds the count; the other links read 0 where it is read at all.
         const auto on_link = [&](std::size_t counter, const std::optional<std::uint64_t>& count,
                                  const std::optional<std::uint64_t>& more) -> std::optional<std::uint64_t> {

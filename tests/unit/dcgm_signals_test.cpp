@@ -160,6 +160,16 @@ TEST_CASE("the fake driver's counters and recovery action read back as the drive
         CHECK(links.nvlink_recovery_failed == std::optional<std::uint64_t>(0));
         CHECK(links.nvlink_symbol_errors == std::optional<std::uint64_t>(9));
     }
+    SECTION("a driver without the totals (the fake gives them from Hopper on): each link's counters, summed") {
+        const auto probed = probe(write_machine(dir, "link_errors = { nvlink_replay = 3, nvlink_crc = 20 }",
+                                                "link_error_rise = { nvlink_replay = 2 }", "8.0", 12));
+        const auto& links = probed.report.gpus[0].gpu.health.link_errors;
+        CHECK(links.nvlink_replay == std::optional<std::uint64_t>(3));
+        CHECK(links.nvlink_crc == std::optional<std::uint64_t>(20));
+        CHECK_FALSE(links.nvlink_recovery);
+        REQUIRE(probed.again.at(0));
+        CHECK(probed.again[0]->nvlink_replay == std::optional<std::uint64_t>(5));
+    }
     SECTION("counters that rise between the two readings") {
         const auto probed = probe(write_machine(dir, "link_errors = { nvlink_replay = 1, pcie_replays = 4 }",
                                                 "link_error_rise = { nvlink_replay = 5, pcie_replays = 40 }"));
