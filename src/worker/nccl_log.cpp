@@ -58,8 +58,10 @@ std::string transport_summary(const NcclLogFacts& facts) {
     for (const auto& [transport, count] : facts.transports)
         out += fmt::format("{}{} ({} connection{})", out.empty() ? "" : ", ", echoed(transport), count,
                            count == 1 ? "" : "s");
-    if (!out.empty() && !facts.socket_interface.empty())
-        out += fmt::format(" over {}", echoed(facts.socket_interface));
+    // The socket interface matters only where a channel goes over it.
+    const bool over_sockets = std::any_of(facts.transports.begin(), facts.transports.end(),
+                                          [](const auto& seen) { return seen.first.starts_with("NET/Socket"); });
+    if (over_sockets && !facts.socket_interface.empty()) out += fmt::format(" over {}", echoed(facts.socket_interface));
     return out;
 }
 

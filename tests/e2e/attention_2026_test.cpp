@@ -16,6 +16,9 @@
 #include "harness.h"
 #include "support/synthetic_elf.h"
 
+using e2e::candidate;
+using e2e::reasons_of;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -77,17 +80,6 @@ e2e::Result run(const e2e::TempDir& dir, const std::string& fixture, const Site&
                                   site.path(), "--env-file", dir.file("env")};
     args.insert(args.end(), more.begin(), more.end());
     return e2e::provision(args, env);
-}
-
-const nlohmann::json* candidate(const nlohmann::json& report, const std::string& mechanism) {
-    for (const auto& entry : report["candidates"])
-        if (entry["mechanism"] == mechanism) return &entry;
-    return nullptr;
-}
-
-std::string reasons_of(const nlohmann::json& report, const std::string& mechanism) {
-    const auto* entry = candidate(report, mechanism);
-    return entry ? (*entry)["reasons"].dump() : std::string("(no such candidate)");
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

@@ -372,6 +372,17 @@ pid_t start(const std::vector<std::string>& args, const std::map<std::string, st
     return pid;
 }
 
+const nlohmann::json* candidate(const nlohmann::json& report, const std::string& mechanism) {
+    for (const auto& entry : report["candidates"])
+        if (entry["mechanism"] == mechanism) return &entry;
+    return nullptr;
+}
+
+std::string reasons_of(const nlohmann::json& report, const std::string& mechanism) {
+    const auto* entry = candidate(report, mechanism);
+    return entry ? (*entry)["reasons"].dump() : std::string("(no such candidate)");
+}
+
 std::vector<nlohmann::json> findings_of(const nlohmann::json& report, const std::string& signal) {
     std::vector<nlohmann::json> found;
     for (const auto& entry : report["findings"])

@@ -110,6 +110,11 @@ bool skip_unless_provision_can_be_pid_1();
 // The report's findings of one signal.
 std::vector<nlohmann::json> findings_of(const nlohmann::json& report, const std::string& signal);
 
+// The report's candidate of one mechanism (null where none), and its reasons
+// as JSON text ("(no such candidate)" where none).
+const nlohmann::json* candidate(const nlohmann::json& report, const std::string& mechanism);
+std::string reasons_of(const nlohmann::json& report, const std::string& mechanism);
+
 // Whether `text` contains `part`.
 inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

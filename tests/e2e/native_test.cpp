@@ -10,6 +10,9 @@
 #include "harness.h"
 #include "support/reliability_record.h"
 
+using e2e::candidate;
+using e2e::reasons_of;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -87,18 +90,6 @@ void install_extension(const std::string& python, const std::string& name, const
                                                        name, module, name, version));
     fs::create_directories(fs::path(site + "/" + module).parent_path());
     fs::copy_file(test_data(library), site + "/" + module);
-}
-
-
-const nlohmann::json* candidate(const nlohmann::json& report, const std::string& mechanism) {
-    for (const auto& entry : report["candidates"])
-        if (entry["mechanism"] == mechanism) return &entry;
-    return nullptr;
-}
-
-std::string reasons_of(const nlohmann::json& report, const std::string& mechanism) {
-    const auto* entry = candidate(report, mechanism);
-    return entry ? (*entry)["reasons"].dump() : std::string();
 }
 
 }  // namespace

@@ -30,12 +30,14 @@ TEST_CASE("NCCL's log across two hosts over sockets: the network, its interface 
 
 TEST_CASE("NCCL's log: IB with GPUDirect RDMA and NVLink on one node, told apart", "[nccl][network]") {
     const std::string log =
+        "h:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.5<0>\n"
         "h:1:2 [0] NCCL INFO Using network IB\n"
         "h:1:2 [0] NCCL INFO Channel 00/1 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
         "h:1:2 [0] NCCL INFO Channel 00/0 : 1[1] -> 2[0] [send] via NET/IB/0/GDRDMA\n"
         "h:1:2 [0] NCCL INFO Channel 01/1 : 0[0] -> 1[1] via P2P/CUMEM/read\n";
     const NcclLogFacts facts = read_nccl_log(log);
     CHECK(facts.network == "IB");
+    // NET/Socket was set up, but no channel took it: its interface is not named.
     CHECK(transport_summary(facts) == "P2P/CUMEM/read (2 connections), NET/IB/0/GDRDMA (1 connection)");
 }
 
