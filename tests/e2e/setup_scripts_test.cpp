@@ -72,12 +72,12 @@ TEST_CASE("scripts/run installs only what building and running needs; scripts/in
     }
 
     std::filesystem::remove(log);
-    const auto tests = e2e::run("/bin/sh", {e2e::source_path("scripts/install-deps"), "build", "test"}, env);
+    const auto tests = e2e::run("/bin/sh", {e2e::source_path("scripts/install-deps"), "build", "test", "fuzz"}, env);
     INFO(tests.err);
     REQUIRE(tests.exit_code == 0);
     const auto for_tests = installed(log);
     for (const char* package : {"cmake", "catch2", "prometheus", "prometheus-node-exporter", "yamllint",
-                                "python3-kubernetes", "python3-venv"}) {
+                                "python3-kubernetes", "python3-venv", "clang-14", "libclang-rt-14-dev"}) {
         INFO(package);
         CHECK(for_tests.count(package) == 1);
     }
