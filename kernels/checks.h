@@ -31,6 +31,11 @@ struct AttentionShapeInputs {
     AttentionProblem problem;
     std::vector<std::uint16_t> q, k, v;  // [batch, heads, seq_len, head_dim] in the element type
     std::vector<double> reference64;     // the fp64 CPU reference, for the shapes small enough; else empty
+    // Where the device half's output and GPU references land, sized (and so
+    // touched) by the host half: a fresh page costs a fault, which the host
+    // half takes while the context is still being created.
+    std::vector<std::uint16_t> output;
+    std::vector<float> reference32, reference_low;
 };
 
 struct AttentionInputs {
@@ -45,8 +50,9 @@ AttentionInputs prepare_attention_inputs(ElementType type, std::uint64_t seed);
 
 // Runs the attention kernel on the prepared shapes against the references,
 // and with context.full times it at batch 4, 16 heads, 4096 tokens, head
-// dim 128.  Throws CudaFailure for CUDA errors.
-CheckResult run_attention_check(const CheckContext& context, AttentionKernel kernel, const AttentionInputs& inputs);
+// dim 128.  The results land in each shape's buffers.  Throws CudaFailure
+// for CUDA errors.
+CheckResult run_attention_check(const CheckContext& context, AttentionKernel kernel, AttentionInputs& inputs);
 
 // One shape of the TF32 GEMM check.
 struct GemmShapeInputs {

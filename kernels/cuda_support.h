@@ -56,6 +56,12 @@ public:
         copy_to_host(host.data(), bytes_, 0, stream);
         return host;
     }
+    // The whole span into `host`, sized for it beforehand.
+    template <typename T>
+    void download_into(std::vector<T>& host, cudaStream_t stream) const {
+        if (host.size() * sizeof(T) != bytes_) throw std::logic_error("a download into a buffer of another size");
+        copy_to_host(host.data(), bytes_, 0, stream);
+    }
     // Waits for the stream: the bytes are on the host when it returns.
     void copy_to_host(void* host, std::size_t bytes, std::size_t offset, cudaStream_t stream) const;
 

@@ -66,16 +66,19 @@ const char* gemm_tf32_path(int major, int minor);
 // Who rounds the wgmma GEMM's operands to TF32 (the tensor cores would
 // truncate them, which misses the check's bound): nobody (a tuning aid),
 // three producer warps or the two consumer warpgroups in shared memory, or
-// an elementwise pass into scratch copies before the GEMM (the fastest:
-// docs/KERNELS.md, the wgmma TF32 GEMM).
-enum class GemmRounding { none, producer, consumer, prepass };
+// an elementwise pass into scratch copies before the GEMM (the fastest at
+// 4096^3 and up: docs/KERNELS.md, the wgmma TF32 GEMM).  automatic: the pass
+// from 2048^3 up, the consumers below, where the pass's scratch costs more
+// than it saves (a process's first stream-ordered allocation creates the
+// memory pool: 10-12 ms).
+enum class GemmRounding { none, producer, consumer, prepass, automatic };
 
 // The same product through Hopper's warpgroup instructions (wgmma, TMA):
 // built for sm_90a only, cudaErrorNotSupported on other devices.  A and B
 // 16-byte aligned.  batch: 16-byte loads in flight per rounding thread.
 cudaError_t launch_gemm_tf32_wgmma(const float* a, const float* b, float* c, int m, int n, int k,
                                    cudaStream_t stream, FaultKind fault,
-                                   GemmRounding rounding = GemmRounding::prepass, int batch = 4);
+                                   GemmRounding rounding = GemmRounding::automatic, int batch = 4);
 
 // c[m, n] = (sum_k a[m, k] * b[n, k]) * scale on the fp8 tensor cores
 // through mma.sync m16n8k32 (sm_89 and newer), any pairing of e4m3 and e5m2;

@@ -22,8 +22,10 @@ namespace provision::kernels {
 
 inline constexpr double kToleranceFactor = 2.0;
 
+// Out and Ref: anything with size() and operator[] giving numbers (a
+// vector, a span, a view decoding stored bits).
 template <typename Out, typename Ref>
-double relative_error(const std::vector<Out>& out, const std::vector<Ref>& ref) {
+double relative_error(const Out& out, const Ref& ref) {
     if (out.size() != ref.size() || ref.empty()) return NAN;
     double worst = 0, scale = 0;
     for (std::size_t i = 0; i < ref.size(); ++i) {

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstddef>
+#include <span>
 #include <vector>
 
 #include "tolerance.h"
@@ -19,6 +21,23 @@ TEST_CASE("relative error is NaN for NaN outputs and mismatched sizes", "[kernel
     CHECK(std::isnan(relative_error(std::vector<float>{1.0f, NAN}, reference)));
     CHECK(std::isnan(relative_error(std::vector<float>{1.0f}, reference)));
     CHECK(std::isinf(relative_error(std::vector<float>{1.0f}, std::vector<double>{0.0})));
+}
+
+// What a check judges without copying: a prefix of an output, and stored
+// values read through a view that converts each where it is read.
+struct Halved {
+    std::span<const int> stored;
+    std::size_t size() const { return stored.size(); }
+    double operator[](std::size_t i) const { return stored[i] / 2.0; }
+};
+
+TEST_CASE("relative error reads spans and views as it reads vectors", "[kernels][tolerance]") {
+    const std::vector<double> reference = {1.0, -4.0, 2.0};
+    const std::vector<float> output = {1.0f, -4.0f, 2.5f, 99.0f};
+    CHECK(relative_error(std::span(output).first(3), reference) == Approx(0.125));
+    CHECK(std::isnan(relative_error(std::span(output), reference)));  // sizes differ
+    const std::vector<int> stored = {2, -8, 5};
+    CHECK(relative_error(Halved{stored}, reference) == Approx(0.125));
 }
 
 TEST_CASE("tolerance is twice the input-precision error plus the floor", "[kernels][tolerance]") {
