@@ -4,6 +4,9 @@
 // checks: each answers that the build has none.
 #include <fmt/format.h>
 
+#include <mutex>
+#include <new>
+
 #include "gpu/pcie_sysfs.h"
 #include "worker/cuda/link_checks.h"
 #include "worker/cuda/nccl_check.h"
@@ -129,10 +132,34 @@ public:
         return {false, {}, kNoToolkit};
     }
 
+    void stage_host_link(std::size_t bytes) override {
+        if constexpr (kCudaBuilt) {
+            try {
+                auto memory = std::make_unique<links::HostMemory>(bytes);
+                std::lock_guard lock(staged_mutex_);
+                staged_ = std::move(memory);
+            } catch (const std::bad_alloc&) {
+                // prepare_host_link tries again, and reports it.
+            }
+        }
+    }
+
     std::unique_ptr<PreparedLink> prepare_host_link(const LinkCommand& command, const std::string&) override {
-        if constexpr (kCudaBuilt)
-            return std::make_unique<HostLink>(links::prepare_host_link(device_, command.bytes), command.repeats,
+        if constexpr (kCudaBuilt) {
+            std::unique_ptr<links::HostMemory> memory;
+            {
+                std::lock_guard lock(staged_mutex_);
+                if (staged_ && staged_->bytes() == command.bytes) memory = std::move(staged_);
+            }
+            try {
+                if (!memory) memory = std::make_unique<links::HostMemory>(command.bytes);
+            } catch (const std::bad_alloc&) {
+                return std::make_unique<AnsweredLink>(format_host_link_line(
+                    {false, 0, 0, {}, fmt::format("{} bytes of host memory could not be allocated", command.bytes)}));
+            }
+            return std::make_unique<HostLink>(links::prepare_host_link(device_, std::move(memory)), command.repeats,
                                               pci_bus_id_);
+        }
         return std::make_unique<AnsweredLink>(format_host_link_line({false, 0, 0, {}, kNoToolkit}));
     }
 
@@ -157,6 +184,8 @@ public:
 private:
     int device_;
     std::string pci_bus_id_;
+    std::mutex staged_mutex_;  // stage_host_link runs beside open()
+    std::unique_ptr<links::HostMemory> staged_;
 };
 
 }  // namespace

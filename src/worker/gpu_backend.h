@@ -6,6 +6,7 @@
 // (worker_main.cpp) and its link thread (worker_links.h) never ask which.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -49,6 +50,10 @@ public:
     // its run() is the device half, after it.
     virtual std::unique_ptr<kernels::PreparedCheck> prepare_check(const std::string& name,
                                                                   const kernels::CheckOptions& options) = 0;
+
+    // A host link's host half: its host memory, made before open() returns
+    // (no CUDA call, any thread), for the next prepare_host_link of `bytes`.
+    virtual void stage_host_link(std::size_t bytes) = 0;
 
     // The link commands of worker_protocol.h, on the opened GPU: those
     // answered at once...

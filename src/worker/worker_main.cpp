@@ -234,8 +234,18 @@ void serve_gpu(const WorkerSettings& settings, Clock::time_point start, const Li
         const bool any = !names.empty();
         named.set_value({std::move(names), std::move(prepared)});
         if (!any) return;
+        // The first link command comes with the names: a host link's memory
+        // is made now, while the GPU is still being opened.
+        std::string first;
+        const bool more = next_line(first);
+        if (const auto command = more ? parse_link_command(first) : std::nullopt;
+            command && command->kind == LinkCommand::Kind::host_link)
+            backend->stage_host_link(command->bytes);
         WorkerLinks* links = links_future.get();
-        for (std::string line; next_line(line);) links->add(line);
+        if (more) {
+            links->add(first);
+            for (std::string line; next_line(line);) links->add(line);
+        }
         links->end_of_input();
     });
 

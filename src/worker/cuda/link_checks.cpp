@@ -209,14 +209,29 @@ void give_back(std::unique_ptr<PullScratch> scratch) {
     spare.spare.push_back(std::move(scratch));
 }
 
+// Host memory made without CUDA, pinned while this lives.
+class RegisteredMemory {
+public:
+    explicit RegisteredMemory(std::unique_ptr<HostMemory> memory) : memory_(std::move(memory)) {
+        check_cuda(cudaHostRegister(memory_->get(), memory_->bytes(), cudaHostRegisterDefault), "cudaHostRegister");
+    }
+    ~RegisteredMemory() { cudaHostUnregister(memory_->get()); }
+    RegisteredMemory(const RegisteredMemory&) = delete;
+    RegisteredMemory& operator=(const RegisteredMemory&) = delete;
+    void* get() const { return memory_->get(); }
+
+private:
+    std::unique_ptr<HostMemory> memory_;
+};
+
 class PreparedHostLink final : public HostLinkCheck {
 public:
-    PreparedHostLink(int cuda_device, std::size_t bytes) : device_(cuda_device), bytes_(bytes) {
+    PreparedHostLink(int cuda_device, std::unique_ptr<HostMemory> memory)
+        : device_(cuda_device), bytes_(memory->bytes()) {
         try {
             check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
-            host_ = std::make_unique<PinnedBuffer>(bytes);
-            device_buffer_ = std::make_unique<detail::DeviceBuffer>(bytes);
-            std::memset(host_->get(), 0x5A, bytes);
+            pin(std::move(memory));
+            device_buffer_ = std::make_unique<detail::DeviceBuffer>(bytes_);
         } catch (const CudaFailure& failure) {
             error_ = detail::describe_cuda_failure(failure, cuda_device);
         }
@@ -232,12 +247,12 @@ public:
             check_cuda(cudaSetDevice(device_), "cudaSetDevice");
             detail::Stream stream;
             const double h2d = median_ms(stream, repeats, [&] {
-                check_cuda(cudaMemcpyAsync(device_buffer_->get(), host_->get(), bytes_, cudaMemcpyHostToDevice,
+                check_cuda(cudaMemcpyAsync(device_buffer_->get(), host_data_, bytes_, cudaMemcpyHostToDevice,
                                            stream.get()),
                            "cudaMemcpyAsync (host to device)");
             });
             const double d2h = median_ms(stream, repeats, [&] {
-                check_cuda(cudaMemcpyAsync(host_->get(), device_buffer_->get(), bytes_, cudaMemcpyDeviceToHost,
+                check_cuda(cudaMemcpyAsync(host_data_, device_buffer_->get(), bytes_, cudaMemcpyDeviceToHost,
                                            stream.get()),
                            "cudaMemcpyAsync (device to host)");
             });
@@ -254,9 +269,25 @@ public:
     }
 
 private:
+    // Where the driver refuses to pin memory it did not allocate, its own
+    // pinned allocation serves.
+    void pin(std::unique_ptr<HostMemory> memory) {
+        try {
+            registered_ = std::make_unique<RegisteredMemory>(std::move(memory));
+            host_data_ = registered_->get();
+        } catch (const CudaFailure&) {
+            (void)cudaGetLastError();
+            pinned_ = std::make_unique<PinnedBuffer>(bytes_);
+            std::memset(pinned_->get(), 0x5A, bytes_);
+            host_data_ = pinned_->get();
+        }
+    }
+
     int device_;
     std::size_t bytes_;
-    std::unique_ptr<PinnedBuffer> host_;
+    std::unique_ptr<RegisteredMemory> registered_;
+    std::unique_ptr<PinnedBuffer> pinned_;
+    void* host_data_ = nullptr;
     std::unique_ptr<detail::DeviceBuffer> device_buffer_;
     std::string error_;
 };
@@ -460,8 +491,8 @@ bool touch_from_gpu(cumem::DevicePointer address, std::size_t bytes, std::string
 
 }  // namespace
 
-std::unique_ptr<HostLinkCheck> prepare_host_link(int cuda_device, std::size_t bytes) {
-    return std::make_unique<PreparedHostLink>(cuda_device, bytes);
+std::unique_ptr<HostLinkCheck> prepare_host_link(int cuda_device, std::unique_ptr<HostMemory> memory) {
+    return std::make_unique<PreparedHostLink>(cuda_device, std::move(memory));
 }
 
 PeerExport export_peer_buffer(int cuda_device, int source_id, std::size_t bytes, PeerPath path) {

@@ -18,7 +18,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "gpu/copy_check.h"
@@ -39,10 +42,34 @@ public:
     // way is not timed.  Never throws.
     virtual HostLinkMeasure run(int repeats) = 0;
 };
-// Allocates `bytes` of pinned host memory and of device memory on
-// `cuda_device` (whose context is open).  Never throws: a failure is
-// reported by run().
-std::unique_ptr<HostLinkCheck> prepare_host_link(int cuda_device, std::size_t bytes);
+// A host link's host memory, allocated and filled without CUDA, so that it
+// can be made while the GPU is still being opened: the first touch of its
+// pages (most of what cudaMallocHost costs) is then off the start's critical
+// path, and the link only pins them (8 MiB: 0.5-1.2 ms against 3.4-4.9,
+// bench/results/check-time-2026-11-28.md).
+class HostMemory {
+public:
+    explicit HostMemory(std::size_t bytes)
+        : bytes_(bytes), data_(std::aligned_alloc(kPage, (bytes + kPage - 1) / kPage * kPage)) {
+        if (data_ == nullptr) throw std::bad_alloc();
+        std::memset(data_, 0x5A, bytes_);
+    }
+    ~HostMemory() { std::free(data_); }
+    HostMemory(const HostMemory&) = delete;
+    HostMemory& operator=(const HostMemory&) = delete;
+    void* get() const { return data_; }
+    std::size_t bytes() const { return bytes_; }
+
+private:
+    static constexpr std::size_t kPage = 4096;
+    std::size_t bytes_;
+    void* data_;
+};
+
+// Pins `memory` (or, where the driver cannot pin it, allocates pinned
+// memory of its size) and allocates as much device memory on `cuda_device`
+// (whose context is open).  Never throws: a failure is reported by run().
+std::unique_ptr<HostLinkCheck> prepare_host_link(int cuda_device, std::unique_ptr<HostMemory> memory);
 
 struct PeerExport {
     bool ok = false;

@@ -171,6 +171,8 @@ public:
 
     NcclIdLine nccl_id(const LinkCommand&) override { return {true, "simulated", "simulated"}; }
 
+    void stage_host_link(std::size_t) override {}  // the acted-out link copies nothing
+
     std::unique_ptr<PreparedLink> prepare_host_link(const LinkCommand&, const std::string& fault) override {
         return std::make_unique<ActedLink>(fault, [fault] {
             const double rate = fault == "slow" ? 0.5 : 100.0;
