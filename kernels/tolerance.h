@@ -16,7 +16,6 @@
 
 #include <cmath>
 #include <cstddef>
-#include <vector>
 
 namespace provision::kernels {
 

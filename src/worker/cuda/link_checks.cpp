@@ -278,7 +278,7 @@ private:
         } catch (const CudaFailure&) {
             (void)cudaGetLastError();
             pinned_ = std::make_unique<PinnedBuffer>(bytes_);
-            std::memset(pinned_->get(), 0x5A, bytes_);
+            std::memset(pinned_->get(), HostMemory::kFill, bytes_);
             host_data_ = pinned_->get();
         }
     }

@@ -52,13 +52,14 @@ public:
     explicit HostMemory(std::size_t bytes)
         : bytes_(bytes), data_(std::aligned_alloc(kPage, (bytes + kPage - 1) / kPage * kPage)) {
         if (data_ == nullptr) throw std::bad_alloc();
-        std::memset(data_, 0x5A, bytes_);
+        std::memset(data_, kFill, bytes_);
     }
     ~HostMemory() { std::free(data_); }
     HostMemory(const HostMemory&) = delete;
     HostMemory& operator=(const HostMemory&) = delete;
     void* get() const { return data_; }
     std::size_t bytes() const { return bytes_; }
+    static constexpr unsigned char kFill = 0x5A;  // what the copies carry
 
 private:
     static constexpr std::size_t kPage = 4096;
