@@ -148,7 +148,9 @@ Verdict judge(const AttentionProblem& problem, ElementType type, const std::vect
     return verdict;
 }
 
-// The benchmark's large inputs are drawn on the GPU (seconds on the host).
+// Inputs drawn on the GPU: the benchmark's (seconds on the host), and the
+// quick shapes' that only the GPU's references judge (most of the check's
+// elements: drawing and uploading them was most of its host work).
 void fill_inputs(const Buffers& b, const AttentionProblem& problem, std::uint64_t seed, int shape, cudaStream_t stream) {
     const std::size_t n = elements_of(problem);
     check_cuda(launch_fill_normal(b.type, b.q.get(), n, seed_for(seed, shape, 0), stream), "fill q");
@@ -167,11 +169,15 @@ void run_references(const Buffers& b, const AttentionProblem& problem, int pairs
 
 // Puts one shape's work on the stream: its inputs, both references and the
 // kernel between `timer`'s events.  Nothing waits for it here.
-void enqueue_shape(const CheckContext& context, AttentionKernel kernel, const AttentionShapeInputs& shape,
+void enqueue_shape(const CheckContext& context, AttentionKernel kernel, const AttentionShapeInputs& shape, int index,
                    const Buffers& b, const Stream& stream, EventTimer& timer) {
-    b.q.upload(shape.q, stream.get());
-    b.k.upload(shape.k, stream.get());
-    b.v.upload(shape.v, stream.get());
+    if (shape.q.empty()) {
+        fill_inputs(b, shape.problem, context.seed, index, stream.get());
+    } else {
+        b.q.upload(shape.q, stream.get());
+        b.k.upload(shape.k, stream.get());
+        b.v.upload(shape.v, stream.get());
+    }
     // Poisoned (0xFF: NaN in fp16 and bf16), so that an element the kernel never writes is seen.
     b.o.poison(stream.get());
     run_references(b, shape.problem, shape.problem.batch * shape.problem.heads, stream.get());
@@ -243,12 +249,13 @@ AttentionInputs prepare_attention_inputs(ElementType type, std::uint64_t seed) {
         shape.problem = shapes[i].problem;
         const std::size_t n = elements_of(shape.problem);
         const int index = static_cast<int>(i);
-        shape.q = normal_bits(type, n, seed_for(seed, index, 0));
-        shape.k = normal_bits(type, n, seed_for(seed, index, 1));
-        shape.v = normal_bits(type, n, seed_for(seed, index, 2));
-        if (shapes[i].cpu_reference)
+        if (shapes[i].cpu_reference) {
+            shape.q = normal_bits(type, n, seed_for(seed, index, 0));
+            shape.k = normal_bits(type, n, seed_for(seed, index, 1));
+            shape.v = normal_bits(type, n, seed_for(seed, index, 2));
             shape.reference64 = attention_reference(decode(type, shape.q), decode(type, shape.k), decode(type, shape.v),
                                                     shape.problem);
+        }
         shape.output.resize(n);
         shape.reference32.resize(n);  // every (batch, head) pair has its reference
         shape.reference_low.resize(n);
@@ -268,10 +275,11 @@ CheckResult run_attention_check(const CheckContext& context, AttentionKernel ker
     DeviceArena memory(bytes);
     std::vector<Buffers> placed;
     std::vector<std::unique_ptr<EventTimer>> timers;
-    for (const auto& shape : inputs.shapes) {
+    for (std::size_t i = 0; i < inputs.shapes.size(); ++i) {
+        const AttentionShapeInputs& shape = inputs.shapes[i];
         placed.emplace_back(type, shape.problem, shape.problem.batch * shape.problem.heads, memory);
         timers.push_back(std::make_unique<EventTimer>());
-        enqueue_shape(context, kernel, shape, placed.back(), stream, *timers.back());
+        enqueue_shape(context, kernel, shape, static_cast<int>(i), placed.back(), stream, *timers.back());
     }
     stream.synchronize("attention kernel");
     for (std::size_t i = 0; i < inputs.shapes.size(); ++i) {

@@ -29,8 +29,11 @@ enum class AttentionKernel { mma, wgmma };
 // One shape of the attention check, as the host half made it.
 struct AttentionShapeInputs {
     AttentionProblem problem;
-    std::vector<std::uint16_t> q, k, v;  // [batch, heads, seq_len, head_dim] in the element type
-    std::vector<double> reference64;     // the fp64 CPU reference, for the shapes small enough; else empty
+    // [batch, heads, seq_len, head_dim] in the element type, with the fp64
+    // CPU reference, for the shapes small enough for it; else all empty, and
+    // the device half draws the inputs on the GPU from the same seed.
+    std::vector<std::uint16_t> q, k, v;
+    std::vector<double> reference64;
     // Where the device half's output and GPU references land, sized (and so
     // touched) by the host half: a fresh page costs a fault, which the host
     // half takes while the context is still being created.

@@ -15,6 +15,10 @@
 namespace provision::kernels {
 namespace {
 
+// Rough operations per element of a product the accumulator model follows
+// (decode, align, truncate), for parallel_for's choice of threads.
+constexpr std::size_t kModelledOperations = 8;
+
 // Decoded values of all 256 codes of a format, looked up per element.
 using DecodeTable = std::array<double, 256>;
 
@@ -96,15 +100,19 @@ void finish_problem(Fp8GemmProblem& problem, std::uint64_t seed, std::uint64_t i
     const double scale = static_cast<double>(problem.scale_a) * static_cast<double>(problem.scale_b);
     problem.exact.assign(static_cast<std::size_t>(problem.m) * problem.n, 0.0);
     std::vector<float> modelled(problem.exact.size());
-    parallel_for(static_cast<std::size_t>(problem.m), [&](std::size_t row) {
-        const std::uint8_t* a_row = &problem.a[row * problem.k];
-        for (int col = 0; col < problem.n; ++col) {
-            const std::uint8_t* b_row = &problem.b[static_cast<std::size_t>(col) * problem.k];
-            const std::size_t at = row * problem.n + col;
-            problem.exact[at] = exact_fp8_dot(problem.a_format, a_row, problem.b_format, b_row, problem.k) * scale;
-            modelled[at] = modelled_fp8_dot(problem.a_format, a_row, problem.b_format, b_row, problem.k) * problem.scale;
-        }
-    });
+    parallel_for(
+        static_cast<std::size_t>(problem.m),
+        [&](std::size_t row) {
+            const std::uint8_t* a_row = &problem.a[row * problem.k];
+            for (int col = 0; col < problem.n; ++col) {
+                const std::uint8_t* b_row = &problem.b[static_cast<std::size_t>(col) * problem.k];
+                const std::size_t at = row * problem.n + col;
+                problem.exact[at] = exact_fp8_dot(problem.a_format, a_row, problem.b_format, b_row, problem.k) * scale;
+                modelled[at] =
+                    modelled_fp8_dot(problem.a_format, a_row, problem.b_format, b_row, problem.k) * problem.scale;
+            }
+        },
+        kModelledOperations * static_cast<std::size_t>(problem.n) * static_cast<std::size_t>(problem.k));
     problem.accumulation_error = error_of(problem, modelled);
     problem.tolerance = tolerance_from(problem.accumulation_error, kFp8GemmFloor);
 }
@@ -166,13 +174,16 @@ float modelled_fp8_dot(Fp8Format a_format, const std::uint8_t* a_row, Fp8Format 
 
 std::vector<float> modelled_gemm_fp8(const Fp8GemmProblem& problem, const Fp8AccumulatorModel& model) {
     std::vector<float> out(static_cast<std::size_t>(problem.m) * problem.n);
-    parallel_for(static_cast<std::size_t>(problem.m), [&](std::size_t row) {
-        for (int col = 0; col < problem.n; ++col)
-            out[row * problem.n + col] =
-                modelled_fp8_dot(problem.a_format, &problem.a[row * problem.k], problem.b_format,
-                                 &problem.b[static_cast<std::size_t>(col) * problem.k], problem.k, model) *
-                problem.scale;
-    });
+    parallel_for(
+        static_cast<std::size_t>(problem.m),
+        [&](std::size_t row) {
+            for (int col = 0; col < problem.n; ++col)
+                out[row * problem.n + col] =
+                    modelled_fp8_dot(problem.a_format, &problem.a[row * problem.k], problem.b_format,
+                                     &problem.b[static_cast<std::size_t>(col) * problem.k], problem.k, model) *
+                    problem.scale;
+        },
+        kModelledOperations * static_cast<std::size_t>(problem.n) * static_cast<std::size_t>(problem.k));
     return out;
 }
 

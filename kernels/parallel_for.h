@@ -11,10 +11,17 @@
 
 namespace provision::kernels {
 
+// Below about this many operations a thread costs more to start (its stack
+// mapped and unmapped) than it saves.
+inline constexpr std::size_t kOperationsPerThread = std::size_t{1} << 16;
+
+// `operations_per_index` is a rough cost of one body(i), so that small
+// loops take fewer threads or none; left out, every core is worth it.
 template <typename Body>
-void parallel_for(std::size_t count, Body body) {
-    const std::size_t workers =
-        std::min<std::size_t>({count, std::max(1u, std::thread::hardware_concurrency()), std::size_t{32}});
+void parallel_for(std::size_t count, Body body, std::size_t operations_per_index = kOperationsPerThread) {
+    const std::size_t worthwhile = std::max<std::size_t>(1, count * operations_per_index / kOperationsPerThread);
+    const std::size_t workers = std::min<std::size_t>(
+        {count, worthwhile, std::max(1u, std::thread::hardware_concurrency()), std::size_t{32}});
     if (workers <= 1) {
         for (std::size_t i = 0; i < count; ++i) body(i);
         return;

@@ -5,7 +5,11 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <future>
+#include <mutex>
+#include <optional>
 #include <random>
+#include <utility>
 
 #include "check_catalog.h"
 #include "checks.h"
@@ -142,12 +146,44 @@ private:
     detail::GemmInputs inputs_;
 };
 
-// gemm.fp8 and gemm.fp8.wgmma: one host half (prepare_gemm_fp8_inputs), the
+using SharedFp8Inputs = std::shared_ptr<const Fp8GemmInputs>;
+
+// The fp8 host half, made once for both fp8 checks of one seed: its
+// accumulator model is the costliest reference of all, and the device
+// halves only read it.  The last seed's is kept; a check of that seed
+// prepared meanwhile waits for it rather than making it again.
+SharedFp8Inputs shared_gemm_fp8_inputs(std::uint64_t seed, bool full) {
+    static std::mutex mutex;
+    static std::optional<std::pair<std::uint64_t, bool>> last_key;
+    static std::shared_future<SharedFp8Inputs> last;
+    std::promise<SharedFp8Inputs> making;
+    std::shared_future<SharedFp8Inputs> ours;
+    bool maker = false;
+    {
+        std::lock_guard lock(mutex);
+        if (last_key != std::pair{seed, full}) {
+            last_key = std::pair{seed, full};
+            last = making.get_future().share();
+            maker = true;
+        }
+        ours = last;
+    }
+    if (maker) {
+        try {
+            making.set_value(std::make_shared<const Fp8GemmInputs>(prepare_gemm_fp8_inputs(seed, full)));
+        } catch (...) {
+            making.set_exception(std::current_exception());
+        }
+    }
+    return ours.get();  // the maker's failure, if it failed
+}
+
+// gemm.fp8 and gemm.fp8.wgmma: one host half (shared_gemm_fp8_inputs), the
 // device half with either kernel.
 class GemmFp8Check final : public DeviceCheck {
 public:
     GemmFp8Check(const CheckEntry& entry, const CheckContext& context, detail::Fp8GemmKernel kernel)
-        : DeviceCheck(entry, context), kernel_(kernel), inputs_(prepare_gemm_fp8_inputs(context.seed, context.full)) {}
+        : DeviceCheck(entry, context), kernel_(kernel), inputs_(shared_gemm_fp8_inputs(context.seed, context.full)) {}
 
 private:
     CheckResult run_on(const CheckContext& context) override {
@@ -157,11 +193,11 @@ private:
             result.detail = "this build has no Hopper wgmma fp8 GEMM kernel";
             return result;
         }
-        return detail::run_gemm_fp8_device(context, inputs_, kernel_);
+        return detail::run_gemm_fp8_device(context, *inputs_, kernel_);
     }
 
     detail::Fp8GemmKernel kernel_;
-    Fp8GemmInputs inputs_;
+    SharedFp8Inputs inputs_;
 };
 
 // The caller has rejected unknown names (detail::reject_unknown_check).

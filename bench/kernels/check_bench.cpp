@@ -3,6 +3,9 @@
 // wall time, and the check's own kernel time and TFLOP/s.  Median of --runs
 // rounds after one untimed round; the checks take turns within a round.
 // One JSON object per line on stdout, a table on stderr.
+// --host-halves times only the host halves (no device needed): each alone,
+// then all at once on a thread each as the worker starts them, wall and CPU
+// time, the CPU time being what competes with the context's creation.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,8 +13,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
+#include <future>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "validation_kernels.h"
@@ -41,6 +47,51 @@ struct Samples {
     std::string status = "passed";
 };
 
+double process_cpu_ms() {
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) * 1e-6;
+}
+
+double wall_ms_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Each host half alone, then all of them at once; medians of `runs` rounds.
+void time_host_halves(const std::vector<std::string>& names, int runs) {
+    std::map<std::string, std::vector<double>> wall, cpu;
+    std::vector<double> together_wall, together_cpu;
+    for (int round = 0; round <= runs; ++round) {
+        CheckOptions options;
+        options.seed = static_cast<unsigned>(1000 + round);
+        for (const std::string& name : names) {
+            const double cpu_start = process_cpu_ms();
+            const auto start = std::chrono::steady_clock::now();
+            auto check = prepare_check(name, options);
+            if (round == 0) continue;
+            wall[name].push_back(wall_ms_since(start));
+            cpu[name].push_back(process_cpu_ms() - cpu_start);
+        }
+        const double cpu_start = process_cpu_ms();
+        const auto start = std::chrono::steady_clock::now();
+        std::vector<std::future<std::unique_ptr<PreparedCheck>>> halves;
+        for (const std::string& name : names)
+            halves.push_back(std::async(std::launch::async, [&options, name] { return prepare_check(name, options); }));
+        for (auto& half : halves) half.get();
+        if (round == 0) continue;
+        together_wall.push_back(wall_ms_since(start));
+        together_cpu.push_back(process_cpu_ms() - cpu_start);
+    }
+    const auto row = [](const std::string& what, const std::vector<double>& w, const std::vector<double>& c) {
+        fmt::print("{{\"bench\": \"host_half\", \"check\": \"{}\", \"wall_ms\": {:.3f}, \"cpu_ms\": {:.3f}, "
+                   "\"threads\": {}, \"runs\": {}}}\n",
+                   what, median(w), median(c), std::thread::hardware_concurrency(), w.size());
+        fmt::print(stderr, "host half {:22} wall {:8.3f} ms  cpu {:8.3f} ms\n", what, median(w), median(c));
+    };
+    for (const std::string& name : names) row(name, wall[name], cpu[name]);
+    row("all at once", together_wall, together_cpu);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,7 +102,13 @@ int main(int argc, char** argv) {
     app.add_option("--runs", runs, "timed rounds (the median is reported)")->check(CLI::PositiveNumber);
     app.add_option("--modes", modes, "quick, full")->delimiter(',')->check(CLI::IsMember({"quick", "full"}));
     app.add_option("--checks", names, "check names (default: all)")->delimiter(',');
+    bool host_halves = false;
+    app.add_flag("--host-halves", host_halves, "time only the checks' host halves (inputs, CPU references): no GPU");
     CLI11_PARSE(app, argc, argv);
+    if (host_halves) {
+        time_host_halves(names, runs);
+        return 0;
+    }
 
     const DeviceProbe probe = probe_devices();
     if (probe.devices.empty()) {

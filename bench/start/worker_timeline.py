@@ -5,10 +5,11 @@ result, the host link, the host memory, done) and when it exits, for several
 inputs, in turns, median of --rounds.  Where a start's time goes between the
 GPU being open and `done`, without a profiler:
 
-    bench/start/worker_timeline.py PROVISION [--gpu 0] [--rounds 7] [--settle-ms 300]
+    bench/start/worker_timeline.py PROVISION [PROVISION...] [--only V,...] [--gpu 0] [--rounds 7] [--settle-ms 300]
 
 Each variant is a name and the worker's stdin; the variants are fixed below so
-that runs on different machines compare.
+that runs on different machines compare (--only picks some).  Several builds
+take turns within each round, so that they meet the same machine.
 """
 import argparse
 import os
@@ -28,7 +29,7 @@ def host_link(mib):
 def variants():
     every = "\n".join(CHECKS) + "\n\n"
     links = host_link(32) + "host-memory\n"
-    out = [("checks+links", every + links, {}), ("checks", every, {})]
+    out = [("nothing", "\n", {}), ("checks+links", every + links, {}), ("checks", every, {})]
     out += [(f"checks+host-link {mib} MiB+host-memory", every + host_link(mib) + "host-memory\n", {})
             for mib in (16, 8, 4)]
     out += [(name, name + "\n\n", {}) for name in CHECKS + ["attention.bf16.wgmma"]]
@@ -75,22 +76,29 @@ def run_once(provision, gpu, stdin, extra_env):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("provision")
+    parser.add_argument("provision", nargs="+")
+    parser.add_argument("--only", default="", help="comma-separated variant names (default: all)")
     parser.add_argument("--gpu", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--settle-ms", type=int, default=300)
     args = parser.parse_args()
-    samples = {name: {} for name, _, _ in variants()}
+    chosen = [v for v in variants() if not args.only or v[0] in args.only.split(",")]
+    if not chosen:
+        parser.error(f"--only names no variant (known: {', '.join(v[0] for v in variants())})")
+    samples = {(build, name): {} for build in args.provision for name, _, _ in chosen}
     for _ in range(args.rounds + 1):  # the first round warms the driver's caches and is dropped
-        for name, stdin, env in variants():
-            time.sleep(args.settle_ms / 1e3)
-            for key, value in run_once(args.provision, args.gpu, stdin, env).items():
-                samples[name].setdefault(key, []).append(value)
+        for name, stdin, env in chosen:
+            for build in args.provision:
+                time.sleep(args.settle_ms / 1e3)
+                for key, value in run_once(build, args.gpu, stdin, env).items():
+                    samples[(build, name)].setdefault(key, []).append(value)
     print(f"{args.rounds} rounds (after one dropped), GPU {args.gpu}; ms after the worker was started, medians")
-    for name, _, _ in variants():
-        parts = [f"{key} {statistics.median(values[1:]):.1f}" for key, values in samples[name].items()]
-        print(f"- {name}: " + ", ".join(parts))
-
+    for build in args.provision:
+        if len(args.provision) > 1:
+            print(f"{build}:")
+        for name, _, _ in chosen:
+            parts = [f"{key} {statistics.median(values[1:]):.1f}" for key, values in samples[(build, name)].items()]
+            print(f"- {name}: " + ", ".join(parts))
 
 if __name__ == "__main__":
     sys.exit(main())

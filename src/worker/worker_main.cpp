@@ -2,7 +2,8 @@
 // __check-worker`): opens its GPUs, a thread each, and runs the checks its
 // parent sends.  A GPU is opened (its CUDA context created, the slowest
 // step) at once, while the checks' host halves — random inputs and fp64
-// references — are prepared on other threads as soon as the names arrive;
+// references — are prepared on other threads as soon as the names arrive,
+// at the least priority so that they give way to the context's creation;
 // the link commands are prepared beside the kernels and finished after them
 // (worker_links.h).  What is done to a GPU is its backend's (gpu_backend.h).
 #include "worker/worker_main.h"
@@ -21,12 +22,14 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "core/gpu_worker_name.h"
 #include "core/process_clock.h"
 #include "kernels/fault_injection.h"
 #include "kernels/validation_kernels.h"
+#include "worker/background_priority.h"
 #include "worker/gpu_backend.h"
 #include "worker/worker_links.h"
 #include "worker_protocol/worker_protocol.h"
@@ -106,6 +109,9 @@ std::optional<std::vector<WorkerSettings>> read_settings(const std::vector<std::
         err << fmt::format("provision __check-worker: {}\n", error.what());
         return std::nullopt;
     }
+    // One fresh seed for the whole run, so that checks of one kind of input
+    // (gemm.fp8 and gemm.fp8.wgmma, on every GPU) share their host half.
+    while (settings.seed == 0) settings.seed = std::random_device{}();
     std::vector<WorkerSettings> each;
     for (std::size_t i = 0; i < gpus.size(); ++i) {
         each.push_back(settings);
@@ -131,8 +137,10 @@ PreparedChecks prepare_host_halves(const std::vector<std::string>& names, const 
             prepared.push_back({});  // the worker dies before it would run
             continue;
         }
-        prepared.push_back(std::async(std::launch::async,
-                                      [&backend, name, options] { return backend.prepare_check(name, options); }));
+        prepared.push_back(std::async(std::launch::async, [&backend, name, options] {
+            lower_this_thread_priority();  // best effort: where refused, it only competes harder
+            return backend.prepare_check(name, options);
+        }));
     }
     return prepared;
 }
