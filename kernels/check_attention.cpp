@@ -65,16 +65,6 @@ std::vector<float> decode(ElementType type, const std::vector<std::uint16_t>& bi
     return values;
 }
 
-// A kernel's 16-bit output read as floats, each decoded where it is read: a
-// decoded copy costs more in fresh pages than the judgement itself (4 of a
-// quick check's 12 ms on an H100, most of it in page faults).
-struct DecodedOutput {
-    ElementType type;
-    std::span<const std::uint16_t> bits;
-    std::size_t size() const { return bits.size(); }
-    float operator[](std::size_t i) const { return bits_to_float(type, bits[i]); }
-};
-
 std::size_t tensor_bytes_of(const AttentionProblem& problem) { return elements_of(problem) * 2; }
 
 std::size_t reference_bytes_of(const AttentionProblem& problem, int reference_pairs) {
@@ -118,34 +108,93 @@ struct Verdict {
     double ratio() const { return tolerance > 0 ? error / tolerance : INFINITY; }
 };
 
-// Judges the output of the first `pairs` (batch, head) pairs against the
-// references.  `reference64` is empty unless the CPU reference ran.
-Verdict judge(const AttentionProblem& problem, ElementType type, const std::vector<std::uint16_t>& output_bits,
-              const std::vector<float>& reference32, const std::vector<float>& reference_low,
-              const std::vector<double>& reference64) {
-    Verdict verdict;
-    verdict.shape = describe_shape(problem);
-    const auto unwritten = std::count(output_bits.begin(), output_bits.end(), kPoison16);
-    const auto nan = std::count_if(output_bits.begin(), output_bits.end(),
-                                   [type](std::uint16_t b) { return std::isnan(bits_to_float(type, b)); }) -
-                     unwritten;
-    const DecodedOutput judged{type, std::span(output_bits).first(reference32.size())};
-    if (!reference64.empty()) {
-        verdict.error = relative_error(judged, reference64);
-        verdict.tolerance = tolerance_from(relative_error(reference_low, reference64), kAttentionFloor);
-        if (const double agreement = relative_error(reference32, reference64); !(agreement <= kReferenceAgreement))
-            verdict.problem = fmt::format("the fp32 GPU reference is off the fp64 CPU reference by {:.2e}", agreement);
-    } else {
-        verdict.error = relative_error(judged, reference32);
-        verdict.tolerance = tolerance_from(relative_error(reference_low, reference32), kAttentionFloor);
+// One shape's output and references as the judgement reads them.  The
+// references cover the first (batch, head) pairs (all of them in the quick
+// shapes, the first in a benchmark); reference64 is empty unless the CPU
+// reference ran.
+struct JudgedShape {
+    AttentionProblem problem;
+    std::span<const std::uint16_t> output;
+    std::span<const float> reference32, reference_low;
+    std::span<const double> reference64;
+};
+
+// What a part of one shape's output showed.
+struct Tally {
+    std::size_t unwritten = 0, nan = 0;
+    ErrorExtent kernel;           // the output against the best reference
+    ErrorExtent input_precision;  // the input-precision reference against it
+    ErrorExtent agreement;        // the fp32 GPU reference against the fp64 one, where that ran
+
+    void merge(const Tally& other) {
+        unwritten += other.unwritten;
+        nan += other.nan;
+        kernel.merge(other.kernel);
+        input_precision.merge(other.input_precision);
+        agreement.merge(other.agreement);
     }
-    if (unwritten > 0)
-        verdict.problem = fmt::format("{} of {} output elements were never written", unwritten, output_bits.size());
-    else if (nan > 0)
-        verdict.problem = fmt::format("{} output elements are NaN", nan);
+};
+
+Tally tally(const JudgedShape& shape, ElementType type, std::size_t begin, std::size_t end) {
+    Tally tally;
+    const bool fp64 = !shape.reference64.empty();
+    for (std::size_t i = begin; i < end; ++i) {
+        const std::uint16_t bits = shape.output[i];
+        const double out = bits_to_float(type, bits);
+        if (bits == kPoison16) ++tally.unwritten;  // itself a NaN
+        else if (std::isnan(out)) ++tally.nan;
+        if (i >= shape.reference32.size()) continue;
+        if (fp64) {
+            tally.kernel.add(out, shape.reference64[i]);
+            tally.input_precision.add(shape.reference_low[i], shape.reference64[i]);
+            tally.agreement.add(shape.reference32[i], shape.reference64[i]);
+        } else {
+            tally.kernel.add(out, shape.reference32[i]);
+            tally.input_precision.add(shape.reference_low[i], shape.reference32[i]);
+        }
+    }
+    return tally;
+}
+
+Verdict verdict_of(const JudgedShape& shape, const Tally& tally) {
+    Verdict verdict;
+    verdict.shape = describe_shape(shape.problem);
+    verdict.error = tally.kernel.error();
+    verdict.tolerance = tolerance_from(tally.input_precision.error(), kAttentionFloor);
+    if (!shape.reference64.empty())
+        if (const double agreement = tally.agreement.error(); !(agreement <= kReferenceAgreement))
+            verdict.problem = fmt::format("the fp32 GPU reference is off the fp64 CPU reference by {:.2e}", agreement);
+    if (tally.unwritten > 0)
+        verdict.problem = fmt::format("{} of {} output elements were never written", tally.unwritten, shape.output.size());
+    else if (tally.nan > 0)
+        verdict.problem = fmt::format("{} output elements are NaN", tally.nan);
     else if (verdict.problem.empty() && !within_tolerance(verdict.error, verdict.tolerance))
         verdict.problem = fmt::format("error {:.3e} > tolerance {:.3e}", verdict.error, verdict.tolerance);
     return verdict;
+}
+
+// Judges the shapes on the machine's cores, in chunks across all of them:
+// the largest shape holds half the elements, so a thread per shape would
+// leave most cores waiting on it.  The chunks' tallies merge exactly.
+std::vector<Verdict> judge(const std::vector<JudgedShape>& shapes, ElementType type) {
+    constexpr std::size_t kChunk = std::size_t{1} << 14;
+    struct Piece {
+        std::size_t shape, begin, end;
+    };
+    std::vector<Piece> pieces;
+    for (std::size_t s = 0; s < shapes.size(); ++s)
+        for (std::size_t begin = 0; begin < shapes[s].output.size(); begin += kChunk)
+            pieces.push_back({s, begin, std::min(begin + kChunk, shapes[s].output.size())});
+    std::vector<Tally> tallies(pieces.size());
+    parallel_for(
+        pieces.size(),
+        [&](std::size_t i) { tallies[i] = tally(shapes[pieces[i].shape], type, pieces[i].begin, pieces[i].end); },
+        kChunk * 8);
+    std::vector<Tally> totals(shapes.size());
+    for (std::size_t i = 0; i < pieces.size(); ++i) totals[pieces[i].shape].merge(tallies[i]);
+    std::vector<Verdict> verdicts;
+    for (std::size_t s = 0; s < shapes.size(); ++s) verdicts.push_back(verdict_of(shapes[s], totals[s]));
+    return verdicts;
 }
 
 // Inputs drawn on the GPU: the benchmark's (seconds on the host), and the
@@ -167,10 +216,10 @@ void run_references(const Buffers& b, const AttentionProblem& problem, int pairs
                "attention reference (input precision)");
 }
 
-// Puts one shape's work on the stream: its inputs, both references and the
-// kernel between `timer`'s events.  Nothing waits for it here.
-void enqueue_shape(const CheckContext& context, AttentionKernel kernel, const AttentionShapeInputs& shape, int index,
-                   const Buffers& b, const Stream& stream, EventTimer& timer) {
+// Puts one shape's inputs and both references on `stream`.  Nothing waits
+// for it here.
+void enqueue_inputs_and_references(const CheckContext& context, const AttentionShapeInputs& shape, int index,
+                                   const Buffers& b, const Stream& stream) {
     if (shape.q.empty()) {
         fill_inputs(b, shape.problem, context.seed, index, stream.get());
     } else {
@@ -181,8 +230,13 @@ void enqueue_shape(const CheckContext& context, AttentionKernel kernel, const At
     // Poisoned (0xFF: NaN in fp16 and bf16), so that an element the kernel never writes is seen.
     b.o.poison(stream.get());
     run_references(b, shape.problem, shape.problem.batch * shape.problem.heads, stream.get());
+}
+
+// Puts the kernel on `stream` between `timer`'s events.
+void enqueue_kernel(const CheckContext& context, AttentionKernel kernel, const AttentionProblem& problem,
+                    const Buffers& b, const Stream& stream, EventTimer& timer) {
     timer.start(stream.get());
-    check_cuda(launch_kernel(context, b.type, kernel, b, shape.problem, stream.get()), "attention kernel launch");
+    check_cuda(launch_kernel(context, b.type, kernel, b, problem, stream.get()), "attention kernel launch");
     timer.stop(stream.get());
 }
 
@@ -192,8 +246,8 @@ void download_shape(AttentionShapeInputs& shape, const Buffers& b, const Stream&
     b.reference_low.download_into(shape.reference_low, stream.get());
 }
 
-Verdict judge_shape(const AttentionShapeInputs& shape, ElementType type) {
-    return judge(shape.problem, type, shape.output, shape.reference32, shape.reference_low, shape.reference64);
+JudgedShape judged(const AttentionShapeInputs& shape) {
+    return {shape.problem, shape.output, shape.reference32, shape.reference_low, shape.reference64};
 }
 
 double median(std::vector<double> values) {
@@ -227,8 +281,10 @@ Throughput benchmark(const CheckContext& context, ElementType type, AttentionKer
         times.push_back(timer.elapsed_ms());
     }
     stream.synchronize("attention kernel");
-    verdict = judge(problem, type, b.o.download<std::uint16_t>(stream.get()), b.reference.download<float>(stream.get()),
-                    b.reference_low.download<float>(stream.get()), {});
+    const auto output = b.o.download<std::uint16_t>(stream.get());
+    const auto reference32 = b.reference.download<float>(stream.get());
+    const auto reference_low = b.reference_low.download<float>(stream.get());
+    verdict = judge({{problem, output, reference32, reference_low, {}}}, type).front();
     Throughput result;
     result.ms = median(times);
     const double flops = 4.0 * problem.batch * problem.heads * static_cast<double>(problem.seq_len) *
@@ -266,36 +322,44 @@ AttentionInputs prepare_attention_inputs(ElementType type, std::uint64_t seed) {
 
 CheckResult run_attention_check(const CheckContext& context, AttentionKernel kernel, AttentionInputs& inputs) {
     CheckResult result;
-    Stream stream;
+    // A stream per shape for its inputs and references: the small shapes
+    // leave most of the GPU idle, so they run side by side.  The kernels
+    // come after them all, one after another on a stream of their own, so
+    // that each one's time is its own.
+    std::vector<Stream> streams(inputs.shapes.size());
+    Stream kernels;
     const ElementType type = inputs.type;
-    // Every shape's work first, then one wait, then the judgements.
     std::size_t bytes = 0;
     for (const auto& shape : inputs.shapes)
         bytes += Buffers::bytes_for(shape.problem, shape.problem.batch * shape.problem.heads);
     DeviceArena memory(bytes);
     std::vector<Buffers> placed;
-    std::vector<std::unique_ptr<EventTimer>> timers;
     for (std::size_t i = 0; i < inputs.shapes.size(); ++i) {
         const AttentionShapeInputs& shape = inputs.shapes[i];
         placed.emplace_back(type, shape.problem, shape.problem.batch * shape.problem.heads, memory);
-        timers.push_back(std::make_unique<EventTimer>());
-        enqueue_shape(context, kernel, shape, static_cast<int>(i), placed.back(), stream, *timers.back());
+        enqueue_inputs_and_references(context, shape, static_cast<int>(i), placed.back(), streams[i]);
     }
-    stream.synchronize("attention kernel");
+    for (const Stream& stream : streams) kernels.wait_for(stream);
+    std::vector<std::unique_ptr<EventTimer>> timers;
+    for (std::size_t i = 0; i < inputs.shapes.size(); ++i) {
+        timers.push_back(std::make_unique<EventTimer>());
+        enqueue_kernel(context, kernel, inputs.shapes[i].problem, placed[i], kernels, *timers.back());
+    }
+    kernels.synchronize("attention kernel");
+    std::vector<JudgedShape> shapes;
     for (std::size_t i = 0; i < inputs.shapes.size(); ++i) {
         result.ms += timers[i]->elapsed_ms();
-        download_shape(inputs.shapes[i], placed[i], stream);
+        download_shape(inputs.shapes[i], placed[i], kernels);
+        shapes.push_back(judged(inputs.shapes[i]));
     }
-    // The judgements, CPU work alone, a shape each on the machine's cores.
-    std::vector<Verdict> verdicts(inputs.shapes.size());
-    parallel_for(inputs.shapes.size(), [&](std::size_t i) { verdicts[i] = judge_shape(inputs.shapes[i], type); });
+    std::vector<Verdict> verdicts = judge(shapes, type);
 
     std::string benchmark_note;
     if (context.full) {
         for (bool causal : {false, true}) {
             Verdict verdict;
             const AttentionProblem problem = make_problem(4, 16, 4096, 128, causal);
-            const Throughput throughput = benchmark(context, type, kernel, problem, stream, verdict);
+            const Throughput throughput = benchmark(context, type, kernel, problem, kernels, verdict);
             verdicts.push_back(verdict);
             if (!causal) result.tflops = throughput.tflops;
             benchmark_note += fmt::format("; {}: {:.3f} ms, {:.1f} TFLOP/s", describe_shape(problem), throughput.ms,

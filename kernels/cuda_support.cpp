@@ -113,6 +113,17 @@ Stream::Stream() { check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonB
 Stream::~Stream() { cudaStreamDestroy(stream_); }
 void Stream::synchronize(const char* what) const { check_cuda(cudaStreamSynchronize(stream_), what); }
 
+void Stream::wait_for(const Stream& other) const {
+    cudaEvent_t reached = nullptr;
+    check_cuda(cudaEventCreateWithFlags(&reached, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    // The wait holds once queued, so the event can go at once.
+    const cudaError_t recorded = cudaEventRecord(reached, other.get());
+    const cudaError_t waited = recorded == cudaSuccess ? cudaStreamWaitEvent(stream_, reached, 0) : recorded;
+    cudaEventDestroy(reached);
+    check_cuda(recorded, "cudaEventRecord");
+    check_cuda(waited, "cudaStreamWaitEvent");
+}
+
 EventTimer::EventTimer() {
     check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
     check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");

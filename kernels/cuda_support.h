@@ -130,6 +130,9 @@ public:
     Stream& operator=(const Stream&) = delete;
     cudaStream_t get() const { return stream_; }
     void synchronize(const char* what) const;
+    // Work queued on this stream from now on starts once what is queued on
+    // `other` so far is done.
+    void wait_for(const Stream& other) const;
 
 private:
     cudaStream_t stream_ = nullptr;

@@ -3,6 +3,8 @@
 // wall time, and the check's own kernel time and TFLOP/s.  Median of --runs
 // rounds after one untimed round; the checks take turns within a round.
 // One JSON object per line on stdout, a table on stderr.
+// --together runs the device halves at once, a thread each, as the worker
+// runs the quick checks: each one's wall time and the round's.
 // --host-halves times only the host halves (no device needed): each alone,
 // then all at once on a thread each as the worker starts them, wall and CPU
 // time, the CPU time being what competes with the context's creation.
@@ -92,6 +94,45 @@ void time_host_halves(const std::vector<std::string>& names, int runs) {
     row("all at once", together_wall, together_cpu);
 }
 
+// The device halves at once, a thread each, as the worker runs them; the
+// first round (the process's first use of each kernel) apart.
+void time_together(const std::vector<std::string>& names, int runs, int device) {
+    std::map<std::string, std::vector<double>> wall;
+    std::vector<double> round_wall;
+    for (int round = 0; round <= runs; ++round) {
+        CheckOptions options;
+        options.seed = static_cast<unsigned>(1000 + round);
+        std::vector<std::unique_ptr<PreparedCheck>> checks;
+        for (const std::string& name : names) checks.push_back(prepare_check(name, options));
+        std::vector<double> each(names.size());
+        std::vector<std::thread> threads;
+        const auto start = std::chrono::steady_clock::now();
+        for (std::size_t i = 0; i < names.size(); ++i)
+            threads.emplace_back([&, i] {
+                const CheckResult result = checks[i]->run(device);
+                each[i] = wall_ms_since(start);
+                if (result.status != CheckStatus::passed && result.status != CheckStatus::unsupported)
+                    fmt::print(stderr, "check_bench: {} {}: {}\n", names[i], status_name(result.status), result.detail);
+            });
+        for (auto& thread : threads) thread.join();
+        const double total = wall_ms_since(start);
+        if (round == 0) {
+            fmt::print(stderr, "together, first round: {:.3f} ms\n", total);
+            continue;
+        }
+        round_wall.push_back(total);
+        for (std::size_t i = 0; i < names.size(); ++i) wall[names[i]].push_back(each[i]);
+    }
+    for (const std::string& name : names) {
+        fmt::print("{{\"bench\": \"together\", \"check\": \"{}\", \"done_ms\": {:.3f}, \"runs\": {}}}\n", name,
+                   median(wall[name]), runs);
+        fmt::print(stderr, "together {:22} done at {:8.3f} ms\n", name, median(wall[name]));
+    }
+    fmt::print("{{\"bench\": \"together\", \"check\": \"all\", \"done_ms\": {:.3f}, \"runs\": {}}}\n",
+               median(round_wall), runs);
+    fmt::print(stderr, "together {:22} done at {:8.3f} ms\n", "all", median(round_wall));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,7 +143,8 @@ int main(int argc, char** argv) {
     app.add_option("--runs", runs, "timed rounds (the median is reported)")->check(CLI::PositiveNumber);
     app.add_option("--modes", modes, "quick, full")->delimiter(',')->check(CLI::IsMember({"quick", "full"}));
     app.add_option("--checks", names, "check names (default: all)")->delimiter(',');
-    bool host_halves = false;
+    bool host_halves = false, together = false;
+    app.add_flag("--together", together, "quick mode, the device halves at once, a thread each, as the worker runs them");
     app.add_flag("--host-halves", host_halves, "time only the checks' host halves (inputs, CPU references): no GPU");
     CLI11_PARSE(app, argc, argv);
     if (host_halves) {
@@ -116,6 +158,10 @@ int main(int argc, char** argv) {
         return 1;
     }
     const DeviceInfo& device = probe.devices.front();
+    if (together) {
+        time_together(names, runs, device.index);
+        return 0;
+    }
     int failures = 0;
     for (const std::string& mode : modes) {
         CheckOptions options;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <span>
@@ -38,6 +39,30 @@ TEST_CASE("relative error reads spans and views as it reads vectors", "[kernels]
     CHECK(std::isnan(relative_error(std::span(output), reference)));  // sizes differ
     const std::vector<int> stored = {2, -8, 5};
     CHECK(relative_error(Halved{stored}, reference) == Approx(0.125));
+}
+
+TEST_CASE("error extents of chunks merge into the whole output's error, NaN included", "[kernels][tolerance]") {
+    std::vector<double> reference(1000), output(1000);
+    for (std::size_t i = 0; i < reference.size(); ++i) {
+        reference[i] = std::sin(0.37 * static_cast<double>(i)) * static_cast<double>(i % 17);
+        output[i] = reference[i] + ((i * 7919) % 13) * 1e-6;
+    }
+    const auto in_chunks = [&](std::size_t chunk) {
+        ErrorExtent whole;
+        for (std::size_t begin = 0; begin < output.size(); begin += chunk) {
+            ErrorExtent part;
+            for (std::size_t i = begin; i < std::min(begin + chunk, output.size()); ++i) part.add(output[i], reference[i]);
+            whole.merge(part);
+        }
+        return whole.error();
+    };
+    const double one_pass = relative_error(output, reference);
+    CHECK(one_pass > 0);
+    CHECK(in_chunks(64) == one_pass);
+    CHECK(in_chunks(999) == one_pass);
+    output[700] = NAN;
+    CHECK(std::isnan(in_chunks(64)));
+    CHECK(ErrorExtent{}.error() == 0);
 }
 
 TEST_CASE("tolerance is twice the input-precision error plus the floor", "[kernels][tolerance]") {
