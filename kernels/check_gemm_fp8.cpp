@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "checks.h"
@@ -17,52 +19,58 @@ namespace {
 
 const char* kernel_name(Fp8GemmKernel kernel) { return kernel == Fp8GemmKernel::wgmma ? "wgmma" : "mma.sync"; }
 
-cudaError_t launch(Fp8GemmKernel kernel, Fp8Format a_format, Fp8Format b_format, const DeviceBuffer& a,
-                   const DeviceBuffer& b, const DeviceBuffer& c, int m, int n, int k, float scale,
-                   cudaStream_t stream, FaultKind fault) {
-    const auto* a_codes = a.as<const std::uint8_t>();
-    const auto* b_codes = b.as<const std::uint8_t>();
-    if (kernel == Fp8GemmKernel::mma_sync)
-        return launch_gemm_fp8(a_format, b_format, a_codes, b_codes, c.as<float>(), m, n, k, scale, stream, fault);
+cudaError_t launch(Fp8GemmKernel kernel, Fp8Format a_format, Fp8Format b_format, const std::uint8_t* a,
+                   const std::uint8_t* b, float* c, int m, int n, int k, float scale, cudaStream_t stream,
+                   FaultKind fault) {
+    if (kernel == Fp8GemmKernel::mma_sync) return launch_gemm_fp8(a_format, b_format, a, b, c, m, n, k, scale, stream, fault);
 #if PROVISION_HAVE_WGMMA
-    return launch_gemm_fp8_wgmma(a_format, b_format, a_codes, b_codes, c.as<float>(), m, n, k, scale, stream, fault);
+    return launch_gemm_fp8_wgmma(a_format, b_format, a, b, c, m, n, k, scale, stream, fault);
 #else
     return cudaErrorNotSupported;
 #endif
 }
 
-// One set of device buffers, large enough for every quick problem.
-struct QuickBuffers {
-    explicit QuickBuffers(const Fp8GemmInputs& inputs)
-        : a(largest(inputs, [](const Fp8GemmProblem& p) { return p.a.size(); })),
-          b(largest(inputs, [](const Fp8GemmProblem& p) { return p.b.size(); })),
-          c(largest(inputs, [](const Fp8GemmProblem& p) { return p.exact.size() * sizeof(float); })) {}
-
-    template <typename Size>
-    static std::size_t largest(const Fp8GemmInputs& inputs, Size size) {
-        std::size_t bytes = 16;
-        for (const auto& problem : inputs.problems) bytes = std::max(bytes, size(problem));
-        return bytes;
+// Runs every quick problem in one batch: the operands in one arena, the
+// outputs side by side in another, the uploads and kernels queued on one
+// stream, then one wait and one download.  Run one by one, each problem's
+// wait and download met the other checks' copies twelve times over.
+std::vector<Fp8GemmVerdict> run_quick_problems(const CheckContext& context, const Fp8GemmInputs& inputs,
+                                               Fp8GemmKernel kernel, const Stream& stream, double& kernel_ms) {
+    std::size_t operand_bytes = 0, output_bytes = 0;
+    for (const auto& problem : inputs.problems) {
+        operand_bytes += DeviceArena::footprint(problem.a.size()) + DeviceArena::footprint(problem.b.size());
+        output_bytes += DeviceArena::footprint(problem.exact.size() * sizeof(float));
     }
-    DeviceBuffer a, b, c;
-};
-
-Fp8GemmVerdict run_problem(const CheckContext& context, const Fp8GemmProblem& problem, Fp8GemmKernel kernel,
-                           QuickBuffers& buffers, const Stream& stream, double& kernel_ms) {
-    buffers.a.upload(problem.a, stream.get());
-    buffers.b.upload(problem.b, stream.get());
-    buffers.c.poison(stream.get());
-    EventTimer timer;
-    timer.start(stream.get());
-    check_cuda(launch(kernel, problem.a_format, problem.b_format, buffers.a, buffers.b, buffers.c, problem.m,
-                      problem.n, problem.k, problem.scale, stream.get(), context.fault),
-               "fp8 gemm kernel launch");
-    timer.stop(stream.get());
+    DeviceArena operands(operand_bytes), outputs(output_bytes);
+    const DeviceSpan all_outputs = outputs.take(output_bytes);
+    all_outputs.poison(stream.get());  // an element a kernel never writes stays NaN
+    std::vector<std::size_t> output_at;  // each problem's output, in floats from the start
+    std::vector<std::unique_ptr<EventTimer>> timers;
+    std::size_t next_output = 0;
+    for (const auto& problem : inputs.problems) {
+        const DeviceSpan a = operands.take(problem.a.size()), b = operands.take(problem.b.size());
+        a.upload(problem.a, stream.get());
+        b.upload(problem.b, stream.get());
+        output_at.push_back(next_output / sizeof(float));
+        float* c = all_outputs.as<float>() + output_at.back();
+        next_output += DeviceArena::footprint(problem.exact.size() * sizeof(float));
+        timers.push_back(std::make_unique<EventTimer>());
+        timers.back()->start(stream.get());
+        check_cuda(launch(kernel, problem.a_format, problem.b_format, a.as<const std::uint8_t>(),
+                          b.as<const std::uint8_t>(), c, problem.m, problem.n, problem.k, problem.scale, stream.get(),
+                          context.fault),
+                   "fp8 gemm kernel launch");
+        timers.back()->stop(stream.get());
+    }
     stream.synchronize("fp8 gemm kernel");
-    kernel_ms += timer.elapsed_ms();
-    std::vector<float> output(problem.exact.size());
-    buffers.c.copy_to_host(output.data(), output.size() * sizeof(float), 0, stream.get());
-    return judge_gemm_fp8(problem, output);
+    for (const auto& timer : timers) kernel_ms += timer->elapsed_ms();
+    const auto host = all_outputs.download<float>(stream.get());
+    std::vector<Fp8GemmVerdict> verdicts;
+    for (std::size_t i = 0; i < inputs.problems.size(); ++i) {
+        const auto& problem = inputs.problems[i];
+        verdicts.push_back(judge_gemm_fp8(problem, std::span(host).subspan(output_at[i], problem.exact.size())));
+    }
+    return verdicts;
 }
 
 struct Throughput {
@@ -88,7 +96,8 @@ Fp8GemmVerdict benchmark(const CheckContext& context, std::uint64_t seed, Fp8Gem
     c.poison(stream.get());
     const float scale = 0.75f;
     auto run = [&] {
-        check_cuda(launch(kernel, kFormat, kFormat, a, b, c, kSize, kSize, kSize, scale, stream.get(), context.fault),
+        check_cuda(launch(kernel, kFormat, kFormat, a.as<const std::uint8_t>(), b.as<const std::uint8_t>(), c.as<float>(),
+                          kSize, kSize, kSize, scale, stream.get(), context.fault),
                    "fp8 gemm kernel launch");
     };
     for (int i = 0; i < kWarmups; ++i) run();
@@ -129,12 +138,7 @@ Fp8GemmVerdict benchmark(const CheckContext& context, std::uint64_t seed, Fp8Gem
 CheckResult run_gemm_fp8_device(const CheckContext& context, const Fp8GemmInputs& inputs, Fp8GemmKernel kernel) {
     CheckResult result;
     Stream stream;
-    std::vector<Fp8GemmVerdict> verdicts;
-    {
-        QuickBuffers buffers(inputs);
-        for (const auto& problem : inputs.problems)
-            verdicts.push_back(run_problem(context, problem, kernel, buffers, stream, result.ms));
-    }
+    std::vector<Fp8GemmVerdict> verdicts = run_quick_problems(context, inputs, kernel, stream, result.ms);
     std::string benchmark_note;
     if (inputs.full) {
         Throughput throughput;

@@ -77,7 +77,7 @@ float random_scale(std::uint64_t seed, std::uint64_t which) {
 
 // max |out - ref| / |ref| over the elements; an element due to be 0 must be
 // 0 exactly.  NaN anywhere makes it NaN.
-double per_element_error(const std::vector<float>& out, const std::vector<double>& ref) {
+double per_element_error(std::span<const float> out, const std::vector<double>& ref) {
     if (out.size() != ref.size() || ref.empty()) return NAN;
     double worst = 0;
     for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -89,7 +89,7 @@ double per_element_error(const std::vector<float>& out, const std::vector<double
     return worst;
 }
 
-double error_of(const Fp8GemmProblem& problem, const std::vector<float>& output) {
+double error_of(const Fp8GemmProblem& problem, std::span<const float> output) {
     return problem.per_element ? per_element_error(output, problem.exact) : relative_error(output, problem.exact);
 }
 
@@ -117,7 +117,7 @@ void finish_problem(Fp8GemmProblem& problem, std::uint64_t seed, std::uint64_t i
     problem.tolerance = tolerance_from(problem.accumulation_error, kFp8GemmFloor);
 }
 
-std::string verdict_problem(const std::vector<float>& output, double error, double tolerance) {
+std::string verdict_problem(std::span<const float> output, double error, double tolerance) {
     const auto unwritten = std::count_if(output.begin(), output.end(),
                                          [](float x) { return std::bit_cast<std::uint32_t>(x) == 0xFFFFFFFFu; });
     const auto nan = std::count_if(output.begin(), output.end(), [](float x) { return std::isnan(x); }) - unwritten;
@@ -243,7 +243,7 @@ Fp8GemmInputs prepare_gemm_fp8_inputs(std::uint64_t seed, bool full) {
     return inputs;
 }
 
-Fp8GemmVerdict judge_gemm_fp8(const Fp8GemmProblem& problem, const std::vector<float>& output) {
+Fp8GemmVerdict judge_gemm_fp8(const Fp8GemmProblem& problem, std::span<const float> output) {
     Fp8GemmVerdict verdict;
     verdict.shape = problem.label;
     verdict.error = error_of(problem, output);

@@ -40,6 +40,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -115,7 +116,7 @@ struct Fp8GemmVerdict {
 // Judges a kernel's output ([m, n] fp32, the buffer filled with 0xFF bytes
 // before the launch, so an element still NaN with all bits set was never
 // written).
-Fp8GemmVerdict judge_gemm_fp8(const Fp8GemmProblem& problem, const std::vector<float>& output);
+Fp8GemmVerdict judge_gemm_fp8(const Fp8GemmProblem& problem, std::span<const float> output);
 
 // Judges a large product by samples: every element of `output` must be
 // written and not NaN; the elements at `samples` are held against their fp64
