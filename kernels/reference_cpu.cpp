@@ -10,27 +10,28 @@ namespace provision::kernels {
 
 namespace {
 
-// scores[j] = scale * query . key_j for the first scores.size() keys (rows of
-// `dim` floats from `keys`), each dot product summed in d's order.  Four
-// keys at a time: independent sums keep the adder busy.
-void scaled_scores(const float* query, const float* keys, std::size_t dim, double scale, std::vector<double>& scores) {
+// out[j] = x . row j for the `count` rows of `length` floats from `rows`,
+// each summed in index order (as gemm_reference_element sums), four rows
+// at a time: independent sums keep the adder busy.
+void dots(const float* x, const float* rows, std::size_t count, std::size_t length, double* out) {
     std::size_t j = 0;
-    for (; j + 4 <= scores.size(); j += 4) {
-        const float *k0 = keys + j * dim, *k1 = k0 + dim, *k2 = k1 + dim, *k3 = k2 + dim;
+    for (; j + 4 <= count; j += 4) {
+        const float *r0 = rows + j * length, *r1 = r0 + length, *r2 = r1 + length, *r3 = r2 + length;
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (std::size_t d = 0; d < dim; ++d) {
-            const double x = query[d];
-            s0 += x * static_cast<double>(k0[d]);
-            s1 += x * static_cast<double>(k1[d]);
-            s2 += x * static_cast<double>(k2[d]);
-            s3 += x * static_cast<double>(k3[d]);
+        for (std::size_t i = 0; i < length; ++i) {
+            const double v = x[i];
+            s0 += v * static_cast<double>(r0[i]);
+            s1 += v * static_cast<double>(r1[i]);
+            s2 += v * static_cast<double>(r2[i]);
+            s3 += v * static_cast<double>(r3[i]);
         }
-        scores[j] = s0 * scale, scores[j + 1] = s1 * scale, scores[j + 2] = s2 * scale, scores[j + 3] = s3 * scale;
+        out[j] = s0, out[j + 1] = s1, out[j + 2] = s2, out[j + 3] = s3;
     }
-    for (; j < scores.size(); ++j) {
-        double dot = 0;
-        for (std::size_t d = 0; d < dim; ++d) dot += static_cast<double>(query[d]) * static_cast<double>(keys[j * dim + d]);
-        scores[j] = dot * scale;
+    for (; j < count; ++j) {
+        double sum = 0;
+        const float* r = rows + j * length;
+        for (std::size_t i = 0; i < length; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(r[i]);
+        out[j] = sum;
     }
 }
 
@@ -48,7 +49,8 @@ std::vector<double> attention_reference(const std::vector<float>& q, const std::
             const std::size_t bh = row_index / seq, i = row_index % seq;
             const std::size_t base = bh * seq * dim;
             std::vector<double> scores(problem.causal ? i + 1 : seq);
-            scaled_scores(&q[base + i * dim], &k[base], dim, problem.scale, scores);
+            dots(&q[base + i * dim], &k[base], scores.size(), dim, scores.data());
+            for (double& score : scores) score *= static_cast<double>(problem.scale);
             const double top = *std::max_element(scores.begin(), scores.end());
             double sum = 0;
             for (double& score : scores) {
@@ -76,28 +78,7 @@ std::vector<double> gemm_reference(const std::vector<float>& a, const std::vecto
     const auto columns = static_cast<std::size_t>(n), depth = static_cast<std::size_t>(k);
     parallel_for(
         static_cast<std::size_t>(m),
-        [&](std::size_t row) {
-            const float* a_row = &a[row * depth];
-            std::size_t col = 0;
-            // Four columns at a time: four independent sums keep the adder
-            // busy, each still summed in k's order, so every element is the
-            // one gemm_reference_element gives.
-            for (; col + 4 <= columns; col += 4) {
-                const float* b0 = &b[col * depth];
-                const float *b1 = b0 + depth, *b2 = b1 + depth, *b3 = b2 + depth;
-                double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-                for (std::size_t i = 0; i < depth; ++i) {
-                    const double x = a_row[i];
-                    s0 += x * static_cast<double>(b0[i]);
-                    s1 += x * static_cast<double>(b1[i]);
-                    s2 += x * static_cast<double>(b2[i]);
-                    s3 += x * static_cast<double>(b3[i]);
-                }
-                double* out = &c[row * columns + col];
-                out[0] = s0, out[1] = s1, out[2] = s2, out[3] = s3;
-            }
-            for (; col < columns; ++col) c[row * columns + col] = gemm_reference_element(a_row, &b[col * depth], k);
-        },
+        [&](std::size_t row) { dots(a.data() + row * depth, b.data(), columns, depth, c.data() + row * columns); },
         columns * depth);
     return c;
 }
