@@ -20,6 +20,7 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
+#include "support/proc_file.h"
 #include "support/reliability_record.h"
 
 using e2e::TempDir;
@@ -108,8 +109,7 @@ std::set<long> cuinit_pids(const TempDir& dir) {
 }
 
 bool running(long pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::string text = proc::read_file("/proc/" + std::to_string(pid) + "/stat");
     const auto close = text.rfind(')');
     return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }

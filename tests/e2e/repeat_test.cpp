@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "publish_support.h"
+#include "support/proc_file.h"
 #include "support/reliability_record.h"
 
 using e2e::TempDir;
@@ -46,17 +47,24 @@ std::string label(const std::string& path, const std::string& key) {
     return it == labels.end() ? "" : it->second;
 }
 
+// The numeric entries of /proc: the processes there when it was read.
+std::vector<long> proc_pids() {
+    std::vector<long> pids;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename();
+        if (name.find_first_not_of("0123456789") == std::string::npos) pids.push_back(std::stol(name));
+    }
+    return pids;
+}
+
 // The live processes whose environment holds `marker`: provision's own
 // (validation workers inherit it).  A zombie's environment reads empty.
 std::vector<pid_t> processes_with(const std::string& marker) {
     std::vector<pid_t> found;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream environ(entry.path() / "environ", std::ios::binary);
-        const std::string text((std::istreambuf_iterator<char>(environ)), {});
-        if (text.find(marker) != std::string::npos) found.push_back(std::stoi(name));
-    }
+    for (const long pid : proc_pids())
+        if (proc::read_file("/proc/" + std::to_string(pid) + "/environ").find(marker) != std::string::npos)
+            found.push_back(static_cast<pid_t>(pid));
     return found;
 }
 
@@ -73,8 +81,7 @@ std::vector<long> worker_pids(const std::string& log) {
 
 // Whether `pid` is still a child of `parent`, in any state (a zombie too).
 bool child_of(long pid, long parent) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    const std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const std::string text = proc::read_file("/proc/" + std::to_string(pid) + "/stat");
     const auto close = text.rfind(')');
     if (close == std::string::npos) return false;
     std::istringstream fields(text.substr(close + 2));
@@ -360,10 +367,7 @@ std::size_t descriptors_of(pid_t pid) {
 // The children of `parent`, in any state.
 std::size_t children_of(pid_t parent) {
     std::size_t count = 0;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename();
-        if (name.find_first_not_of("0123456789") == std::string::npos && child_of(std::stol(name), parent)) ++count;
-    }
+    for (const long pid : proc_pids()) count += child_of(pid, parent);
     return count;
 }
 

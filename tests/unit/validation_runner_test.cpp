@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/proc_file.h"
 #include "validate/child_process.h"
 #include "validate/validation.h"
 
@@ -68,8 +69,7 @@ done
 echo "done = { at_ns = 2 }")";
 
 bool process_alive(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::string text = proc::read_file("/proc/" + std::to_string(pid) + "/stat");
     const auto close = text.rfind(')');
     return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }
