@@ -94,11 +94,17 @@ void time_host_halves(const std::vector<std::string>& names, int runs) {
     row("all at once", together_wall, together_cpu);
 }
 
-// The device halves at once, a thread each, as the worker runs them; the
-// first round (the process's first use of each kernel) apart.
+// The device halves at once, a thread each, as the worker runs them, once
+// the context is open; the first round (the process's first use of each
+// kernel) apart.
 void time_together(const std::vector<std::string>& names, int runs, int device) {
     std::map<std::string, std::vector<double>> wall;
     std::vector<double> round_wall;
+    {  // the context first, as the worker opens it, so that the first round is the checks' alone
+        const auto start = std::chrono::steady_clock::now();
+        const OpenedDevice opened = open_device(device);
+        fmt::print(stderr, "context: {:.3f} ms{}\n", wall_ms_since(start), opened.ok ? "" : ": " + opened.detail);
+    }
     for (int round = 0; round <= runs; ++round) {
         CheckOptions options;
         options.seed = static_cast<unsigned>(1000 + round);
