@@ -31,7 +31,6 @@
 #include "kernels/validation_kernels.h"
 #include "worker/background_priority.h"
 #include "worker/gpu_backend.h"
-#include "worker/module_loading.h"
 #include "worker/worker_links.h"
 #include "worker_protocol/worker_protocol.h"
 
@@ -350,15 +349,12 @@ void serve_gpus(const std::vector<WorkerSettings>& gpus, Clock::time_point start
     for (auto& thread : threads) thread.join();
 }
 
-// The worker; `own_process`: the process is the worker's alone, so that it
-// may choose how the driver loads its kernels.
-int run_worker(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
-               bool own_process) {
+}  // namespace
+
+int run_check_worker(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
     const Clock::time_point start = Clock::now();
     const auto settings = read_settings(args, err);
     if (!settings) return 2;
-    if (own_process)  // before the first CUDA call, while this is the only thread
-        use_module_loading(module_loading_for(parse_validate_mode(settings->front().mode).value_or(ValidateMode::quick)));
     LinePrinter printer(out, settings->front().timeline);
     if (settings->size() > 1) {
         serve_gpus(*settings, start, in, printer);
@@ -376,15 +372,9 @@ int run_worker(const std::vector<std::string>& args, std::istream& in, std::ostr
     return 0;
 }
 
-}  // namespace
-
-int run_check_worker(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
-    return run_worker(args, in, out, err, false);
-}
-
 int check_worker_main(const std::vector<std::string>& args) {
     name_this_process_as_gpu_worker();  // so that NVML's process lists can tell it from a workload
-    return run_worker(args, std::cin, std::cout, std::cerr, true);
+    return run_check_worker(args, std::cin, std::cout, std::cerr);
 }
 
 }  // namespace provision

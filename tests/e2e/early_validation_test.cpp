@@ -108,15 +108,6 @@ std::set<long> cuinit_pids(const TempDir& dir) {
     return pids;
 }
 
-// Each cuInit's process and the CUDA_MODULE_LOADING it had ("-": unset).
-std::map<long, std::string> module_loading(const TempDir& dir) {
-    std::map<long, std::string> modes;
-    std::ifstream in(dir.file("loading.log"));
-    std::string mode;
-    for (long pid; in >> pid >> mode;) modes[pid] = mode;
-    return modes;
-}
-
 bool running(long pid) {
     const std::string text = proc::read_file("/proc/" + std::to_string(pid) + "/stat");
     const auto close = text.rfind(')');
@@ -497,31 +488,4 @@ TEST_CASE("a GPU with no room for a context beside another process is busy, neve
         CHECK(result.exit_code == 5);
         CHECK_FALSE(e2e::report(result)["validation"].contains("busy"));
     }
-}
-
-TEST_CASE("the quick checks' worker loads its kernels with its context; the full mode's and the workload keep the "
-          "driver's default",
-          "[early-validation]") {
-    if (skip_without_fault_injection()) return;
-    const std::string mode = GENERATE("quick", "full");
-    const std::string users = GENERATE("", "LAZY");  // the user's CUDA_MODULE_LOADING, for the workload
-    CAPTURE(mode, users);
-    TempDir dir;
-    auto env = fake_driver(dir, machine(dir, "h100", ""));
-    env["PROVISION_FAKE_CUDA_LOADING_LOG"] = dir.file("loading.log");
-    if (!users.empty()) env["CUDA_MODULE_LOADING"] = users;
-    const auto result = e2e::provision({"--validate", mode, "--site-packages", e2e::site_packages("all"), "--", "/bin/sh",
-                                        "-c", "printf '%s' \"${CUDA_MODULE_LOADING-unset}\""},
-                                       env);
-    INFO("stderr: " << result.err);
-    CHECK(result.exit_code == 0);
-    CHECK(result.out == (users.empty() ? "unset" : users));  // the workload's environment, as the user gave it
-    const auto workers = contexts(dir);
-    REQUIRE(workers.size() == 1);
-    const auto modes = module_loading(dir);
-    REQUIRE(modes.count(workers.front().pid) == 1);
-    const std::string driver_default = users.empty() ? "-" : users;
-    CHECK(modes.at(workers.front().pid) == (mode == "quick" ? "EAGER" : driver_default));
-    for (const auto& [pid, seen] : modes)
-        if (pid != workers.front().pid) CHECK(seen == driver_default);  // provision itself
 }

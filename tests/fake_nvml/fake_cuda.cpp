@@ -3,9 +3,7 @@
 // applies CUDA_VISIBLE_DEVICES at cuInit.  Built twice: as today's driver,
 // and with FAKE_OLD_DRIVER as one that predates cuDeviceGetUuid_v2.
 // Each cuInit appends a line to $PROVISION_FAKE_CUDA_INIT_LOG when it is
-// set, so a test can tell whether the driver was started at all, and "PID
-// MODE" to $PROVISION_FAKE_CUDA_LOADING_LOG, MODE being the process's
-// CUDA_MODULE_LOADING as the real driver reads it there ("-": unset); each
+// set, so a test can tell whether the driver was started at all; each
 // context creation (cuDevicePrimaryCtxRetain, which the [faults] key
 // context_delay_ms slows down) appends "PID BEGIN_NS END_NS UUID" on the
 // monotonic clock to $PROVISION_FAKE_CUDA_CONTEXT_LOG, so a test can count
@@ -25,7 +23,6 @@
 #include <atomic>
 #include <sys/mman.h>
 #include <optional>
-#include <string>
 #include <thread>
 
 #include "fake_machine.h"
@@ -88,20 +85,13 @@ cuda::Uuid uuid_bytes(const std::string& text) {  // "GPU-xxxxxxxx-..." -> 16 by
     return uuid;
 }
 
-void append_line(const char* variable, const std::string& line) {
-    const char* log = std::getenv(variable);
+void record_init() {
+    const char* log = std::getenv("PROVISION_FAKE_CUDA_INIT_LOG");
     if (!log || !*log) return;
     if (std::FILE* file = std::fopen(log, "a")) {
-        std::fprintf(file, "%s\n", line.c_str());
+        std::fprintf(file, "cuInit %d\n", static_cast<int>(getpid()));
         std::fclose(file);
     }
-}
-
-void record_init() {
-    const std::string pid = std::to_string(getpid());
-    append_line("PROVISION_FAKE_CUDA_INIT_LOG", "cuInit " + pid);
-    const char* loading = std::getenv("CUDA_MODULE_LOADING");
-    append_line("PROVISION_FAKE_CUDA_LOADING_LOG", pid + " " + (loading && *loading ? loading : "-"));
 }
 
 }  // namespace
