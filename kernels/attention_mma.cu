@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "kernel_launchers.h"
+#include "kernel_loading.h"
 #include "mma_primitives.cuh"
 
 namespace provision::kernels::detail {
@@ -273,6 +274,7 @@ cudaError_t launch_tiles(const void* q, const void* k, const void* v, void* o, c
                                                   Tiles::kSharedBytes);
         status != cudaSuccess)
         return status;
+    if (loading_kernels()) return load_kernel(kernel);
     AttentionParams<T> params{static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
                               static_cast<T*>(o), problem.seq_len,
                               problem.scale * 1.4426950408889634f, fault};

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "kernel_launchers.h"
+#include "kernel_loading.h"
 
 namespace provision::kernels::detail {
 namespace {
@@ -84,14 +85,10 @@ cudaError_t launch_typed(bool input_precision, const void* q, const void* k, con
     const auto* qt = static_cast<const T*>(q);
     const auto* kt = static_cast<const T*>(k);
     const auto* vt = static_cast<const T*>(v);
-    if (input_precision)
-        attention_reference_kernel<T, true><<<blocks, kThreads, 0, stream>>>(qt, kt, vt, o, rows, problem.seq_len,
-                                                                             problem.head_dim, problem.causal,
-                                                                             problem.scale);
-    else
-        attention_reference_kernel<T, false><<<blocks, kThreads, 0, stream>>>(qt, kt, vt, o, rows, problem.seq_len,
-                                                                              problem.head_dim, problem.causal,
-                                                                              problem.scale);
+    const auto kernel = input_precision ? attention_reference_kernel<T, true> : attention_reference_kernel<T, false>;
+    if (loading_kernels()) return load_kernel(kernel);
+    kernel<<<blocks, kThreads, 0, stream>>>(qt, kt, vt, o, rows, problem.seq_len, problem.head_dim, problem.causal,
+                                            problem.scale);
     return cudaGetLastError();
 }
 

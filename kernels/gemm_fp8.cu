@@ -17,6 +17,7 @@
 
 #include "fp8_dispatch.h"
 #include "kernel_launchers.h"
+#include "kernel_loading.h"
 #include "mma_primitives.cuh"
 
 namespace provision::kernels::detail {
@@ -190,6 +191,7 @@ cudaError_t launch_gemm_fp8(Fp8Format a_format, Fp8Format b_format, const std::u
                 cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
             status != cudaSuccess)
             return status;
+        if (loading_kernels()) return load_kernel(kernel);
         const dim3 grid((n + kBlockN - 1) / kBlockN, (m + kBlockM - 1) / kBlockM);
         kernel<<<grid, kThreads, kSharedBytes, stream>>>(a, b, c, m, n, k, scale, fault);
         return cudaGetLastError();

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "kernel_launchers.h"
+#include "kernel_loading.h"
 #include "mma_primitives.cuh"
 
 namespace provision::kernels::detail {
@@ -156,6 +157,7 @@ cudaError_t launch_tiles(const float* a, const float* b, float* c, int m, int n,
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tiles::kSharedBytes);
         status != cudaSuccess)
         return status;
+    if (loading_kernels()) return load_kernel(kernel);
     const dim3 grid((n + Tiles::kBlockN - 1) / Tiles::kBlockN, (m + Tiles::kBlockM - 1) / Tiles::kBlockM);
     kernel<<<grid, Tiles::kThreads, Tiles::kSharedBytes, stream>>>(a, b, c, m, n, k, fault);
     return cudaGetLastError();

@@ -239,6 +239,10 @@ cudaError_t launch_gemm_tf32_wgmma(const float* a, const float* b, float* c, int
             // consumers round.
             const size_t a_count = static_cast<size_t>(m) * k, b_count = static_cast<size_t>(n) * k;
             const size_t bytes = (a_count + b_count) * 4;
+            if (loading_kernels()) {  // kernel_loading.h: nothing allocated, nothing launched
+                if (const cudaError_t e = load_kernel(round_to_tf32_kernel); e != cudaSuccess) return e;
+                return launch<GemmRounding::none, 4>(a, b, c, m, n, k, stream, fault);
+            }
             keep_in_pool(device, bytes);
             void* scratch = nullptr;
             if (cudaMallocAsync(&scratch, bytes, stream) != cudaSuccess) {

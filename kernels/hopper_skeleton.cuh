@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "hopper_primitives.cuh"
+#include "kernel_loading.h"
 #include "mma_primitives.cuh"
 
 namespace provision::kernels::detail {
@@ -284,6 +285,7 @@ cudaError_t launch_warp_specialized(void (*kernel)(Params...), dim3 grid, int sh
     if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
         e != cudaSuccess)
         return e;
+    if (loading_kernels()) return load_kernel(kernel);
     kernel<<<grid, kWarpSpecializedThreads, shared_bytes, stream>>>(std::forward<Args>(args)...);
     return cudaGetLastError();
 }

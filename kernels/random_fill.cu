@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "kernel_launchers.h"
+#include "kernel_loading.h"
 #include "mma_primitives.cuh"
 
 namespace provision::kernels::detail {
@@ -51,7 +52,9 @@ template <typename T>
 cudaError_t fill(T* out, std::size_t count, std::uint64_t seed, cudaStream_t stream) {
     constexpr int kThreads = 256;
     const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 8192));
-    fill_normal_kernel<T><<<std::max(blocks, 1u), kThreads, 0, stream>>>(out, count, seed);
+    const auto kernel = fill_normal_kernel<T>;
+    if (loading_kernels()) return load_kernel(kernel);
+    kernel<<<std::max(blocks, 1u), kThreads, 0, stream>>>(out, count, seed);
     return cudaGetLastError();
 }
 
@@ -71,12 +74,14 @@ cudaError_t launch_fill_fp8(Fp8Format format, Fp8Spread spread, std::uint8_t* ou
                             std::uint64_t seed, cudaStream_t stream) {
     constexpr int kThreads = 256;
     const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 8192));
+    if (loading_kernels()) return load_kernel(fill_fp8_kernel);
     fill_fp8_kernel<<<std::max(blocks, 1u), kThreads, 0, stream>>>(format, spread, out, count, seed);
     return cudaGetLastError();
 }
 
 #if PROVISION_FAULT_INJECTION  // callers reach it only through planted(), never in a release build
 cudaError_t launch_spin_forever(cudaStream_t stream) {
+    if (loading_kernels()) return load_kernel(spin_kernel);
     spin_kernel<<<1, 1, 0, stream>>>();
     return cudaGetLastError();
 }
