@@ -108,16 +108,10 @@ std::set<long> cuinit_pids(const TempDir& dir) {
     return pids;
 }
 
-bool running(long pid) {
-    const std::string text = proc::read_file("/proc/" + std::to_string(pid) + "/stat");
-    const auto close = text.rfind(')');
-    return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
-}
-
 // Gone within two seconds (a killed process may take the kernel a moment).
 bool gone_soon(long pid) {
-    for (int i = 0; i < 200 && running(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    return !running(pid);
+    for (int i = 0; i < 200 && proc::running(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return !proc::running(pid);
 }
 
 double timing(const nlohmann::json& report, const char* phase) {

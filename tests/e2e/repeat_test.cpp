@@ -81,10 +81,7 @@ std::vector<long> worker_pids(const std::string& log) {
 
 // Whether `pid` is still a child of `parent`, in any state (a zombie too).
 bool child_of(long pid, long parent) {
-    const std::string text = proc::read_file("/proc/" + std::to_string(pid) + "/stat");
-    const auto close = text.rfind(')');
-    if (close == std::string::npos) return false;
-    std::istringstream fields(text.substr(close + 2));
+    std::istringstream fields(proc::stat_fields(pid));
     std::string state;
     long ppid = 0;
     fields >> state >> ppid;

@@ -68,12 +68,6 @@ while read -r c && [ -n "$c" ]; do
 done
 echo "done = { at_ns = 2 }")";
 
-bool process_alive(pid_t pid) {
-    const std::string text = proc::read_file("/proc/" + std::to_string(pid) + "/stat");
-    const auto close = text.rfind(')');
-    return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
-}
-
 pid_t read_pid(const std::string& path) {
     std::ifstream in(path);
     pid_t pid = 0;
@@ -196,7 +190,7 @@ TEST_CASE("runner: results are taken at 'done', without waiting for the worker t
     CHECK(outcomes[0].status == CheckStatus::passed);
     const pid_t pid = read_pid(pid_file.path());
     REQUIRE(pid > 0);
-    CHECK(process_alive(pid));  // still "tearing down": not waited for, not killed
+    CHECK(proc::running(pid));  // still "tearing down": not waited for, not killed
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
 }
@@ -240,8 +234,8 @@ TEST_CASE("runner: a worker started early and then not needed is stopped", "[val
     const auto outcomes = workers.run({}).checks;  // the selection needs no check
     CHECK(outcomes.empty());
     CHECK_FALSE(workers.any());
-    for (int i = 0; i < 200 && process_alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    CHECK_FALSE(process_alive(pid));
+    for (int i = 0; i < 200 && proc::running(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK_FALSE(proc::running(pid));
 }
 
 TEST_CASE("runner: each worker sees only its GPU when a target names it", "[validation][runner]") {
