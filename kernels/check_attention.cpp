@@ -217,20 +217,26 @@ void run_references(const Buffers& b, const AttentionProblem& problem, int pairs
                "attention reference (input precision)");
 }
 
+// The kernels that make one shape's inputs (where the GPU draws them) and
+// its references, in order; while kernels are loading, their loads.
+void launch_input_kernels(const CheckContext& context, const AttentionShapeInputs& shape, int index,
+                          const Buffers& b, const Stream& stream) {
+    if (shape.q.empty()) fill_inputs(b, shape.problem, context.seed, index, stream.get());
+    run_references(b, shape.problem, shape.problem.batch * shape.problem.heads, stream.get());
+}
+
 // Puts one shape's inputs and both references on `stream`.  Nothing waits
 // for it here.
 void enqueue_inputs_and_references(const CheckContext& context, const AttentionShapeInputs& shape, int index,
                                    const Buffers& b, const Stream& stream) {
-    if (shape.q.empty()) {
-        fill_inputs(b, shape.problem, context.seed, index, stream.get());
-    } else {
+    if (!shape.q.empty()) {
         b.q.upload(shape.q, stream.get());
         b.k.upload(shape.k, stream.get());
         b.v.upload(shape.v, stream.get());
     }
     // Poisoned (0xFF: NaN in fp16 and bf16), so that an element the kernel never writes is seen.
     b.o.poison(stream.get());
-    run_references(b, shape.problem, shape.problem.batch * shape.problem.heads, stream.get());
+    launch_input_kernels(context, shape, index, b, stream);
 }
 
 // Loads every kernel the shapes will launch, before any is queued
@@ -239,10 +245,8 @@ void load_kernels(const CheckContext& context, AttentionKernel kernel, const Att
                   const std::vector<Buffers>& placed, const Stream& stream) {
     const LoadingKernels loading;
     for (std::size_t i = 0; i < inputs.shapes.size(); ++i) {
-        const AttentionShapeInputs& shape = inputs.shapes[i];
-        if (shape.q.empty()) fill_inputs(placed[i], shape.problem, context.seed, static_cast<int>(i), stream.get());
-        run_references(placed[i], shape.problem, 1, stream.get());
-        check_cuda(launch_kernel(context, placed[i].type, kernel, placed[i], shape.problem, stream.get()),
+        launch_input_kernels(context, inputs.shapes[i], static_cast<int>(i), placed[i], stream);
+        check_cuda(launch_kernel(context, placed[i].type, kernel, placed[i], inputs.shapes[i].problem, stream.get()),
                    "attention kernel launch");
     }
 }

@@ -90,6 +90,14 @@ struct PlacedShape {
     DeviceSpan a, b, c;
 };
 
+// One shape's kernel on the stream (or, while kernels are loading, its load).
+void launch_shape(const CheckContext& context, const GemmShapeInputs& s, const PlacedShape& placed,
+                  const Stream& stream) {
+    check_cuda(launch_gemm_tf32(placed.a.as<float>(), placed.b.as<float>(), placed.c.as<float>(), s.m, s.n, s.k,
+                                stream.get(), context.fault),
+               "gemm kernel launch");
+}
+
 // Puts one shape's uploads and its kernel (between `timer`'s events) on the
 // stream; nothing waits for them here.
 void enqueue_shape(const CheckContext& context, const GemmShapeInputs& s, const PlacedShape& placed,
@@ -98,9 +106,7 @@ void enqueue_shape(const CheckContext& context, const GemmShapeInputs& s, const 
     placed.b.upload(s.b, stream.get());
     placed.c.poison(stream.get());
     timer.start(stream.get());
-    check_cuda(launch_gemm_tf32(placed.a.as<float>(), placed.b.as<float>(), placed.c.as<float>(), s.m, s.n, s.k,
-                                stream.get(), context.fault),
-               "gemm kernel launch");
+    launch_shape(context, s, placed, stream);
     timer.stop(stream.get());
 }
 
@@ -124,11 +130,7 @@ std::vector<GemmVerdict> run_quick_shapes(const CheckContext& context, const Gem
     for (const auto& shape : inputs.shapes) placed.emplace_back(shape, memory);
     {
         const LoadingKernels loading;  // before any is queued (kernel_loading.h)
-        for (std::size_t i = 0; i < placed.size(); ++i)
-            check_cuda(launch_gemm_tf32(placed[i].a.as<float>(), placed[i].b.as<float>(), placed[i].c.as<float>(),
-                                        inputs.shapes[i].m, inputs.shapes[i].n, inputs.shapes[i].k, stream.get(),
-                                        context.fault),
-                       "gemm kernel launch");
+        for (std::size_t i = 0; i < placed.size(); ++i) launch_shape(context, inputs.shapes[i], placed[i], stream);
     }
     std::vector<std::unique_ptr<EventTimer>> timers;
     for (std::size_t i = 0; i < placed.size(); ++i) {

@@ -7,8 +7,12 @@
 // 6 ms slower (bench/results/check-time-3-2026-11-28.md).  So a check
 // loads what it will launch, before it queues anything: while a
 // LoadingKernels lives on a thread, each launcher loads the kernel it would
-// launch (cudaFuncGetAttributes) and launches nothing.  Internal to kernels/;
-// load_kernel is for the .cu files.
+// launch (cudaFuncGetAttributes) and launches nothing.  What waits is a
+// module's first load (one per .cu file: 0.2 ms on an idle GPU, 20 ms behind
+// a 20 ms kernel); loading every module at the device's opening, before any
+// check starts, was tried and came out even: the checks' own loads come
+// before most work is queued (bench/results/kernel-modules-2026-11-28.md).
+// Internal to kernels/; load_kernel is for the .cu files.
 #pragma once
 
 #ifdef __CUDACC__
