@@ -5,7 +5,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "kernel_launchers.h"
 #include "kernel_loading.h"
@@ -92,7 +94,82 @@ cudaError_t launch_typed(bool input_precision, const void* q, const void* k, con
     return cudaGetLastError();
 }
 
+// An output element as the host decodes it (bits_to_float), in double.
+template <typename T>
+__device__ __forceinline__ double decode(std::uint16_t bits);
+template <>
+__device__ __forceinline__ double decode<__half>(std::uint16_t bits) {
+    return __half2float(__ushort_as_half(bits));
+}
+template <>
+__device__ __forceinline__ double decode<__nv_bfloat16>(std::uint16_t bits) {
+    return __bfloat162float(__ushort_as_bfloat16(bits));
+}
+
+// ErrorExtent's two maxima (tolerance.h), the same arithmetic in double.
+struct Extent {
+    double worst = 0, scale = 0;
+    unsigned nan = 0;
+    __device__ void add(double out, double ref) {
+        const double difference = fabs(out - ref);
+        const double magnitude = fabs(ref);
+        nan |= isnan(difference) || isnan(magnitude);
+        worst = difference > worst ? difference : worst;
+        scale = magnitude > scale ? magnitude : scale;
+    }
+    __device__ void merge_down(int offset) {
+        worst = fmax(worst, __shfl_down_sync(0xffffffffu, worst, offset));
+        scale = fmax(scale, __shfl_down_sync(0xffffffffu, scale, offset));
+        nan |= __shfl_down_sync(0xffffffffu, nan, offset);
+    }
+    __device__ void publish(unsigned long long* worst_bits, unsigned long long* scale_bits, unsigned* nan_flag) const {
+        atomicMax(worst_bits, static_cast<unsigned long long>(__double_as_longlong(worst)));
+        atomicMax(scale_bits, static_cast<unsigned long long>(__double_as_longlong(scale)));
+        if (nan) atomicOr(nan_flag, 1u);
+    }
+};
+
+template <typename T>
+__global__ void attention_tally_kernel(const std::uint16_t* output, const float* reference32,
+                                       const float* reference_low, std::size_t count, AttentionTally* tally) {
+    unsigned long long unwritten = 0, nan = 0;
+    Extent kernel, input;
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const std::uint16_t bits = output[i];
+        const double out = decode<T>(bits);
+        if (bits == kPoison16) ++unwritten;  // itself a NaN
+        else if (isnan(out)) ++nan;
+        kernel.add(out, reference32[i]);
+        input.add(reference_low[i], reference32[i]);
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        unwritten += __shfl_down_sync(0xffffffffu, unwritten, offset);
+        nan += __shfl_down_sync(0xffffffffu, nan, offset);
+        kernel.merge_down(offset);
+        input.merge_down(offset);
+    }
+    if (threadIdx.x % 32 != 0) return;
+    if (unwritten) atomicAdd(&tally->unwritten, unwritten);
+    if (nan) atomicAdd(&tally->nan, nan);
+    kernel.publish(&tally->kernel_worst, &tally->kernel_scale, &tally->kernel_nan);
+    input.publish(&tally->input_worst, &tally->input_scale, &tally->input_nan);
+}
+
 }  // namespace
+
+cudaError_t launch_attention_tally(ElementType type, const std::uint16_t* output, const float* reference32,
+                                   const float* reference_low, std::size_t count, AttentionTally* tally,
+                                   cudaStream_t stream) {
+    const auto kernel =
+        type == ElementType::fp16 ? attention_tally_kernel<__half> : attention_tally_kernel<__nv_bfloat16>;
+    if (loading_kernels()) return load_kernel(kernel);
+    if (count == 0) return cudaSuccess;
+    constexpr int kThreads = 256;
+    const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 1024));
+    kernel<<<blocks, kThreads, 0, stream>>>(output, reference32, reference_low, count, tally);
+    return cudaGetLastError();
+}
 
 cudaError_t launch_attention_reference(ElementType type, bool input_precision, const void* q, const void* k,
                                        const void* v, float* o, const AttentionProblem& problem, int pairs,

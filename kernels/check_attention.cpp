@@ -7,13 +7,12 @@
 #include <span>
 #include <vector>
 
+#include "attention_judge.h"
 #include "checks.h"
 #include "cuda_support.h"
 #include "host_inputs.h"
 #include "kernel_loading.h"
-#include "parallel_for.h"
 #include "reference_cpu.h"
-#include "tolerance.h"
 
 namespace provision::kernels::detail {
 
@@ -23,13 +22,6 @@ std::string describe_shape(const AttentionProblem& problem) {
 }
 
 namespace {
-
-// The floor of the tolerance rule (tolerance.h): far above the fp32/fp64
-// references' own rounding (about 1e-6 here), far below what fp16/bf16
-// rounding makes (1e-3 and more).
-constexpr double kAttentionFloor = 1e-4;
-// The GPU fp32 reference must agree this well with the CPU fp64 one.
-constexpr double kReferenceAgreement = 1e-4;
 
 struct Shape {
     AttentionProblem problem;
@@ -100,104 +92,6 @@ cudaError_t launch_kernel(const CheckContext& context, ElementType type, Attenti
 #endif
 }
 
-// What one shape showed.
-struct Verdict {
-    std::string shape;
-    double error = 0;
-    double tolerance = 0;
-    std::string problem;  // empty when the shape passed
-    double ratio() const { return tolerance > 0 ? error / tolerance : INFINITY; }
-};
-
-// One shape's output and references as the judgement reads them.  The
-// references cover the first (batch, head) pairs (all of them in the quick
-// shapes, the first in a benchmark); reference64 is empty unless the CPU
-// reference ran.
-struct JudgedShape {
-    AttentionProblem problem;
-    std::span<const std::uint16_t> output;
-    std::span<const float> reference32, reference_low;
-    std::span<const double> reference64;
-};
-
-// What a part of one shape's output showed.
-struct Tally {
-    std::size_t unwritten = 0, nan = 0;
-    ErrorExtent kernel;           // the output against the best reference
-    ErrorExtent input_precision;  // the input-precision reference against it
-    ErrorExtent agreement;        // the fp32 GPU reference against the fp64 one, where that ran
-
-    void merge(const Tally& other) {
-        unwritten += other.unwritten;
-        nan += other.nan;
-        kernel.merge(other.kernel);
-        input_precision.merge(other.input_precision);
-        agreement.merge(other.agreement);
-    }
-};
-
-Tally tally(const JudgedShape& shape, ElementType type, std::size_t begin, std::size_t end) {
-    Tally tally;
-    const bool fp64 = !shape.reference64.empty();
-    for (std::size_t i = begin; i < end; ++i) {
-        const std::uint16_t bits = shape.output[i];
-        const double out = bits_to_float(type, bits);
-        if (bits == kPoison16) ++tally.unwritten;  // itself a NaN
-        else if (std::isnan(out)) ++tally.nan;
-        if (i >= shape.reference32.size()) continue;
-        if (fp64) {
-            tally.kernel.add(out, shape.reference64[i]);
-            tally.input_precision.add(shape.reference_low[i], shape.reference64[i]);
-            tally.agreement.add(shape.reference32[i], shape.reference64[i]);
-        } else {
-            tally.kernel.add(out, shape.reference32[i]);
-            tally.input_precision.add(shape.reference_low[i], shape.reference32[i]);
-        }
-    }
-    return tally;
-}
-
-Verdict verdict_of(const JudgedShape& shape, const Tally& tally) {
-    Verdict verdict;
-    verdict.shape = describe_shape(shape.problem);
-    verdict.error = tally.kernel.error();
-    verdict.tolerance = tolerance_from(tally.input_precision.error(), kAttentionFloor);
-    if (!shape.reference64.empty())
-        if (const double agreement = tally.agreement.error(); !(agreement <= kReferenceAgreement))
-            verdict.problem = fmt::format("the fp32 GPU reference is off the fp64 CPU reference by {:.2e}", agreement);
-    if (tally.unwritten > 0)
-        verdict.problem = fmt::format("{} of {} output elements were never written", tally.unwritten, shape.output.size());
-    else if (tally.nan > 0)
-        verdict.problem = fmt::format("{} output elements are NaN", tally.nan);
-    else if (verdict.problem.empty() && !within_tolerance(verdict.error, verdict.tolerance))
-        verdict.problem = fmt::format("error {:.3e} > tolerance {:.3e}", verdict.error, verdict.tolerance);
-    return verdict;
-}
-
-// Judges the shapes on the machine's cores, in chunks across all of them:
-// the largest shape holds half the elements, so a thread per shape would
-// leave most cores waiting on it.  The chunks' tallies merge exactly.
-std::vector<Verdict> judge(const std::vector<JudgedShape>& shapes, ElementType type) {
-    constexpr std::size_t kChunk = std::size_t{1} << 14;
-    struct Piece {
-        std::size_t shape, begin, end;
-    };
-    std::vector<Piece> pieces;
-    for (std::size_t s = 0; s < shapes.size(); ++s)
-        for (std::size_t begin = 0; begin < shapes[s].output.size(); begin += kChunk)
-            pieces.push_back({s, begin, std::min(begin + kChunk, shapes[s].output.size())});
-    std::vector<Tally> tallies(pieces.size());
-    parallel_for(
-        pieces.size(),
-        [&](std::size_t i) { tallies[i] = tally(shapes[pieces[i].shape], type, pieces[i].begin, pieces[i].end); },
-        kChunk * 8);
-    std::vector<Tally> totals(shapes.size());
-    for (std::size_t i = 0; i < pieces.size(); ++i) totals[pieces[i].shape].merge(tallies[i]);
-    std::vector<Verdict> verdicts;
-    for (std::size_t s = 0; s < shapes.size(); ++s) verdicts.push_back(verdict_of(shapes[s], totals[s]));
-    return verdicts;
-}
-
 // Inputs drawn on the GPU: the benchmark's (seconds on the host), and the
 // quick shapes' that only the GPU's references judge (most of the check's
 // elements: drawing and uploading them was most of its host work).
@@ -239,15 +133,29 @@ void enqueue_inputs_and_references(const CheckContext& context, const AttentionS
     launch_input_kernels(context, shape, index, b, stream);
 }
 
+// The shapes without the fp64 CPU reference (the large ones, whose inputs
+// the GPU draws) are judged on the GPU as well: only their tallies come
+// back, not 3.6 MB of outputs and references.
+bool judged_on_gpu(const AttentionShapeInputs& shape) { return shape.reference64.empty(); }
+
+// Tallies one such shape's output into `slot` (attention_judge.h).
+void launch_tally(const AttentionShapeInputs& shape, const Buffers& b, AttentionTally* slot, const Stream& stream) {
+    check_cuda(launch_attention_tally(b.type, b.o.as<const std::uint16_t>(), b.reference.as<const float>(),
+                                      b.reference_low.as<const float>(), elements_of(shape.problem), slot,
+                                      stream.get()),
+               "attention tally");
+}
+
 // Loads every kernel the shapes will launch, before any is queued
 // (kernel_loading.h).
 void load_kernels(const CheckContext& context, AttentionKernel kernel, const AttentionInputs& inputs,
-                  const std::vector<Buffers>& placed, const Stream& stream) {
+                  const std::vector<Buffers>& placed, AttentionTally* tallies, const Stream& stream) {
     const LoadingKernels loading;
     for (std::size_t i = 0; i < inputs.shapes.size(); ++i) {
         launch_input_kernels(context, inputs.shapes[i], static_cast<int>(i), placed[i], stream);
         check_cuda(launch_kernel(context, placed[i].type, kernel, placed[i], inputs.shapes[i].problem, stream.get()),
                    "attention kernel launch");
+        if (judged_on_gpu(inputs.shapes[i])) launch_tally(inputs.shapes[i], placed[i], tallies + i, stream);
     }
 }
 
@@ -331,9 +239,11 @@ AttentionInputs prepare_attention_inputs(ElementType type, std::uint64_t seed) {
             shape.reference64 = attention_reference(decode(type, shape.q), decode(type, shape.k), decode(type, shape.v),
                                                     shape.problem);
         }
-        shape.output.resize(n);
-        shape.reference32.resize(n);  // every (batch, head) pair has its reference
-        shape.reference_low.resize(n);
+        if (shapes[i].cpu_reference) {  // the others are judged on the GPU
+            shape.output.resize(n);
+            shape.reference32.resize(n);  // every (batch, head) pair has its reference
+            shape.reference_low.resize(n);
+        }
         inputs.shapes.push_back(std::move(shape));
     }
     return inputs;
@@ -348,14 +258,17 @@ CheckResult run_attention_check(const CheckContext& context, AttentionKernel ker
     std::vector<Stream> streams(inputs.shapes.size());
     Stream kernels;
     const ElementType type = inputs.type;
-    std::size_t bytes = 0;
+    const std::size_t tally_bytes = inputs.shapes.size() * sizeof(AttentionTally);
+    std::size_t bytes = DeviceArena::footprint(tally_bytes);
     for (const auto& shape : inputs.shapes)
         bytes += Buffers::bytes_for(shape.problem, shape.problem.batch * shape.problem.heads);
     DeviceArena memory(bytes);
+    const DeviceSpan tallies = memory.take(tally_bytes);  // a slot a shape; the GPU-judged ones' used
     std::vector<Buffers> placed;
     for (const AttentionShapeInputs& shape : inputs.shapes)
         placed.emplace_back(type, shape.problem, shape.problem.batch * shape.problem.heads, memory);
-    load_kernels(context, kernel, inputs, placed, kernels);
+    load_kernels(context, kernel, inputs, placed, tallies.as<AttentionTally>(), kernels);
+    check_cuda(cudaMemsetAsync(tallies.get(), 0, tally_bytes, kernels.get()), "cudaMemsetAsync");
     for (std::size_t i = 0; i < inputs.shapes.size(); ++i)
         enqueue_inputs_and_references(context, inputs.shapes[i], static_cast<int>(i), placed[i], streams[i]);
     for (const Stream& stream : streams) kernels.wait_for(stream);
@@ -364,14 +277,26 @@ CheckResult run_attention_check(const CheckContext& context, AttentionKernel ker
         timers.push_back(std::make_unique<EventTimer>());
         enqueue_kernel(context, kernel, inputs.shapes[i].problem, placed[i], kernels, *timers.back());
     }
+    for (std::size_t i = 0; i < inputs.shapes.size(); ++i)
+        if (judged_on_gpu(inputs.shapes[i]))
+            launch_tally(inputs.shapes[i], placed[i], tallies.as<AttentionTally>() + i, kernels);
     kernels.synchronize("attention kernel");
-    std::vector<JudgedShape> shapes;
+    std::vector<JudgedShape> on_host;
     for (std::size_t i = 0; i < inputs.shapes.size(); ++i) {
         result.ms += timers[i]->elapsed_ms();
+        if (judged_on_gpu(inputs.shapes[i])) continue;
         download_shape(inputs.shapes[i], placed[i], kernels);
-        shapes.push_back(judged(inputs.shapes[i]));
+        on_host.push_back(judged(inputs.shapes[i]));
     }
-    std::vector<Verdict> verdicts = judge(shapes, type);
+    const std::vector<AttentionTally> counted = tallies.download<AttentionTally>(kernels.get());
+    const std::vector<Verdict> host_verdicts = judge(on_host, type);
+    std::vector<Verdict> verdicts;  // in the shapes' order
+    for (std::size_t i = 0, next_on_host = 0; i < inputs.shapes.size(); ++i) {
+        const AttentionProblem& problem = inputs.shapes[i].problem;
+        verdicts.push_back(judged_on_gpu(inputs.shapes[i])
+                               ? verdict_of(problem, elements_of(problem), false, tally_of(counted[i]))
+                               : host_verdicts[next_on_host++]);
+    }
 
     std::string benchmark_note;
     if (context.full) {

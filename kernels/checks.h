@@ -36,7 +36,8 @@ struct AttentionShapeInputs {
     std::vector<double> reference64;
     // Where the device half's output and GPU references land, sized (and so
     // touched) by the host half: a fresh page costs a fault, which the host
-    // half takes while the context is still being created.
+    // half takes while the context is still being created.  Empty for the
+    // shapes without the fp64 reference: the GPU judges those.
     std::vector<std::uint16_t> output;
     std::vector<float> reference32, reference_low;
 };

@@ -54,6 +54,27 @@ cudaError_t launch_attention_reference(ElementType type, bool input_precision, c
                                        const void* v, float* o, const AttentionProblem& problem, int pairs,
                                        cudaStream_t stream);
 
+// An attention output tallied against the references on the GPU, as the
+// host's judgement tallies it (attention_judge.h): the never-written and
+// NaN elements counted, and the maxima of |out - ref|, |ref| (the kernel's
+// output against the fp32 reference) and |low - ref|, |ref| (the
+// input-precision reference against it), in double, each kept as the bits
+// of a non-negative double (whose order is the numbers' order, so that an
+// integer maximum is their maximum).
+struct AttentionTally {
+    unsigned long long unwritten;
+    unsigned long long nan;
+    unsigned long long kernel_worst, kernel_scale;
+    unsigned long long input_worst, input_scale;
+    unsigned kernel_nan, input_nan;  // nonzero: a NaN in that comparison
+};
+
+// Tallies `count` elements of `output` (`type`'s bits) against `reference32`
+// and `reference_low` into *tally, which the caller zeroes before.
+cudaError_t launch_attention_tally(ElementType type, const std::uint16_t* output, const float* reference32,
+                                   const float* reference_low, std::size_t count, AttentionTally* tally,
+                                   cudaStream_t stream);
+
 // c[m, n] = sum_k a[m, k] * b[n, k] on TF32 tensor cores (sm_80+), fp32
 // accumulation, operands rounded to TF32 (ties away from zero).  Row-major
 // operands, k a multiple of 4.
