@@ -12,7 +12,7 @@
 
 #include "attention_judge.h"
 #include "cuda_support.h"
-#include "gpu_test_support.h"
+#include "cuda_test_support.h"
 #include "kernel_launchers.h"
 
 using namespace provision;
@@ -73,10 +73,8 @@ void check_extent(const ErrorExtent& gpu, const ErrorExtent& host) {
 }  // namespace
 
 TEST_CASE("the GPU tallies an attention output exactly as the host does", "[gpu]") {
-    const auto device = gpu_tests::device_or_skip();
+    const auto device = gpu_tests::current_device_or_skip();
     if (!device) return;
-    (void)cudaGetLastError();  // an earlier test's deliberate bad device index
-    check_cuda(cudaSetDevice(device->index), "cudaSetDevice");
     const auto seed = std::random_device{}();
     INFO("seed " << seed);
     std::mt19937_64 random(seed);
