@@ -53,10 +53,11 @@ public:
     template <typename T>
     std::vector<T> download(cudaStream_t stream) const {
         std::vector<T> host(bytes_ / sizeof(T));
-        copy_to_host(host.data(), bytes_, 0, stream);
+        download_into(host, stream);
         return host;
     }
-    // The whole span into `host`, sized for it beforehand.
+    // The whole span into `host`, sized for it beforehand (a span that is no
+    // whole number of T is refused, never copied past the buffer's end).
     template <typename T>
     void download_into(std::vector<T>& host, cudaStream_t stream) const {
         if (host.size() * sizeof(T) != bytes_) throw std::logic_error("a download into a buffer of another size");
