@@ -79,13 +79,19 @@ void read_memory_health(void* gpu, Ledger& ledger) {
     unsigned long long count = 0;
     unsigned a = 0, b = 0, c = 0, d = 0;
     int flag = 0;
-    ledger.time("ecc", [&] { resolve<int (*)(void*, int, int, unsigned long long*)>("nvmlDeviceGetTotalEccErrors")(gpu, 1, 0, &count); });
-    ledger.time("retired_pending", [&] { resolve<int (*)(void*, int*)>("nvmlDeviceGetRetiredPagesPendingStatus")(gpu, &flag); });
+    ledger.time("ecc", [&] {
+        resolve<int (*)(void*, int, int, unsigned long long*)>("nvmlDeviceGetTotalEccErrors")(gpu, 1, 0, &count);
+    });
+    ledger.time("retired_pending", [&] {
+        resolve<int (*)(void*, int*)>("nvmlDeviceGetRetiredPagesPendingStatus")(gpu, &flag);
+    });
     ledger.time("remapped_rows", [&] {
-        resolve<int (*)(void*, unsigned*, unsigned*, unsigned*, unsigned*)>("nvmlDeviceGetRemappedRows")(gpu, &a, &b, &c, &d);
+        using RemappedRows = int (*)(void*, unsigned*, unsigned*, unsigned*, unsigned*);
+        resolve<RemappedRows>("nvmlDeviceGetRemappedRows")(gpu, &a, &b, &c, &d);
     });
     ledger.time("retired_pages", [&] {
-        for (const int cause : {0, 1}) resolve<int (*)(void*, int, unsigned*, void*)>("nvmlDeviceGetRetiredPages")(gpu, cause, &a, nullptr);
+        for (const int cause : {0, 1})
+            resolve<int (*)(void*, int, unsigned*, void*)>("nvmlDeviceGetRetiredPages")(gpu, cause, &a, nullptr);
     });
     ledger.time("recovery_action", [&] {
         FieldValue field{};
@@ -98,8 +104,12 @@ void read_activity(void* gpu, Ledger& ledger) {
     unsigned long long bits = 0;
     unsigned count = 0;
     int mode = 0;
-    ledger.time("clocks_event_reasons", [&] { resolve<int (*)(void*, unsigned long long*)>("nvmlDeviceGetCurrentClocksEventReasons")(gpu, &bits); });
-    ledger.time("processes", [&] { resolve<int (*)(void*, unsigned*, void*)>("nvmlDeviceGetComputeRunningProcesses_v3")(gpu, &count, nullptr); });
+    ledger.time("clocks_event_reasons", [&] {
+        resolve<int (*)(void*, unsigned long long*)>("nvmlDeviceGetCurrentClocksEventReasons")(gpu, &bits);
+    });
+    ledger.time("processes", [&] {
+        resolve<int (*)(void*, unsigned*, void*)>("nvmlDeviceGetComputeRunningProcesses_v3")(gpu, &count, nullptr);
+    });
     ledger.time("compute_mode", [&] { resolve<int (*)(void*, int*)>("nvmlDeviceGetComputeMode")(gpu, &mode); });
 }
 
@@ -109,12 +119,18 @@ void read_links(void* gpu, Ledger& ledger) {
     for (unsigned link = 0; link < 36; ++link) {
         unsigned state = 0;
         int code = 0;
-        ledger.time("nvlink_state", [&] { code = resolve<int (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetNvLinkState")(gpu, link, &state); });
+        ledger.time("nvlink_state", [&] {
+            code = resolve<int (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetNvLinkState")(gpu, link, &state);
+        });
         if (code == 2) break;  // NVML_ERROR_INVALID_ARGUMENT: past the last link
         if (code != 0) continue;
         int type = 0;
-        ledger.time("nvlink_remote_type", [&] { resolve<int (*)(void*, unsigned, int*)>("nvmlDeviceGetNvLinkRemoteDeviceType")(gpu, link, &type); });
-        ledger.time("nvlink_remote_pci", [&] { resolve<int (*)(void*, unsigned, PciInfo*)>("nvmlDeviceGetNvLinkRemotePciInfo_v2")(gpu, link, &pci); });
+        ledger.time("nvlink_remote_type", [&] {
+            resolve<int (*)(void*, unsigned, int*)>("nvmlDeviceGetNvLinkRemoteDeviceType")(gpu, link, &type);
+        });
+        ledger.time("nvlink_remote_pci", [&] {
+            resolve<int (*)(void*, unsigned, PciInfo*)>("nvmlDeviceGetNvLinkRemotePciInfo_v2")(gpu, link, &pci);
+        });
     }
     ledger.time("fabric", [&] {
         unsigned info[10] = {36 | (2u << 24)};  // nvmlGpuFabricInfo_v2_t, its version first
@@ -135,8 +151,8 @@ void read_links(void* gpu, Ledger& ledger) {
 
 int main(int argc, char** argv) {
     const std::string health_mode = argc > 2 && std::strcmp(argv[1], "--health") == 0 ? argv[2] : "";
-    if (argc > 1 && (health_mode.empty() || (health_mode != "serial" && health_mode != "per-gpu" &&
-                                             health_mode != "two-per-gpu"))) {
+    if (argc > 1 && (health_mode.empty() ||
+                     (health_mode != "serial" && health_mode != "per-gpu" && health_mode != "two-per-gpu"))) {
         std::fprintf(stderr, "usage: nvml_ledger [--health serial|per-gpu|two-per-gpu]\n");
         return 2;
     }
@@ -157,7 +173,9 @@ int main(int argc, char** argv) {
     resolve<int (*)(unsigned*)>("nvmlDeviceGetCount_v2")(&count);
     std::vector<void*> gpus(count);
     for (unsigned i = 0; i < count; ++i)
-        ledger.time("handle", [&] { resolve<int (*)(unsigned, void**)>("nvmlDeviceGetHandleByIndex_v2")(i, &gpus[i]); });
+        ledger.time("handle", [&] {
+            resolve<int (*)(unsigned, void**)>("nvmlDeviceGetHandleByIndex_v2")(i, &gpus[i]);
+        });
 
     if (!health_mode.empty()) {
         // One ledger a thread: only the wall time of the whole is compared.
@@ -197,7 +215,9 @@ int main(int argc, char** argv) {
             resolve<int (*)(void*, char*, unsigned)>("nvmlDeviceGetUUID")(gpu, text, sizeof text);
             resolve<int (*)(void*, unsigned long long*)>("nvmlDeviceGetMemoryInfo")(gpu, memory);
         });
-        ledger.time("mig_mode", [&] { resolve<int (*)(void*, unsigned*, unsigned*)>("nvmlDeviceGetMigMode")(gpu, &current, &pending); });
+        ledger.time("mig_mode", [&] {
+            resolve<int (*)(void*, unsigned*, unsigned*)>("nvmlDeviceGetMigMode")(gpu, &current, &pending);
+        });
     }
     for (void* gpu : gpus) {
         read_memory_health(gpu, ledger);
