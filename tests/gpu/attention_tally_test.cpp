@@ -4,6 +4,7 @@
 // fresh random outputs and references, for both element types, lengths that
 // fill no warp or block evenly, and never-written, NaN and infinite
 // elements planted; and the verdict they give.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -40,10 +41,15 @@ Elements draw(ElementType type, std::size_t count, bool planted, std::mt19937_64
         e.reference_low.push_back(e.reference32.back() + (i % 2 ? 1e-2f : -1e-2f));
     }
     if (planted) {
+        // Three distinct outputs, so that no plant overwrites another.
         std::uniform_int_distribution<std::size_t> at(0, count - 1);
-        e.output[at(random)] = kPoison16;
-        e.output[at(random)] = float_to_bits(type, std::numeric_limits<float>::quiet_NaN());
-        e.output[at(random)] = float_to_bits(type, std::numeric_limits<float>::infinity());
+        std::vector<std::size_t> picked;
+        while (picked.size() < 3)
+            if (const std::size_t i = at(random); std::find(picked.begin(), picked.end(), i) == picked.end())
+                picked.push_back(i);
+        e.output[picked[0]] = kPoison16;
+        e.output[picked[1]] = float_to_bits(type, std::numeric_limits<float>::quiet_NaN());
+        e.output[picked[2]] = float_to_bits(type, std::numeric_limits<float>::infinity());
         e.reference_low[at(random)] = std::numeric_limits<float>::quiet_NaN();
     }
     return e;
