@@ -111,11 +111,16 @@ void run_references(const Buffers& b, const AttentionProblem& problem, int pairs
                "attention reference (input precision)");
 }
 
+// The shapes without the fp64 CPU reference (the large ones) live on the
+// GPU alone: it draws their inputs and judges their outputs, so only their
+// tallies come back, not 3.6 MB of outputs and references.
+bool judged_on_gpu(const AttentionShapeInputs& shape) { return shape.reference64.empty(); }
+
 // The kernels that make one shape's inputs (where the GPU draws them) and
 // its references, in order; while kernels are loading, their loads.
 void launch_input_kernels(const CheckContext& context, const AttentionShapeInputs& shape, int index,
                           const Buffers& b, const Stream& stream) {
-    if (shape.q.empty()) fill_inputs(b, shape.problem, context.seed, index, stream.get());
+    if (judged_on_gpu(shape)) fill_inputs(b, shape.problem, context.seed, index, stream.get());
     run_references(b, shape.problem, shape.problem.batch * shape.problem.heads, stream.get());
 }
 
@@ -123,7 +128,7 @@ void launch_input_kernels(const CheckContext& context, const AttentionShapeInput
 // for it here.
 void enqueue_inputs_and_references(const CheckContext& context, const AttentionShapeInputs& shape, int index,
                                    const Buffers& b, const Stream& stream) {
-    if (!shape.q.empty()) {
+    if (!judged_on_gpu(shape)) {
         b.q.upload(shape.q, stream.get());
         b.k.upload(shape.k, stream.get());
         b.v.upload(shape.v, stream.get());
@@ -132,11 +137,6 @@ void enqueue_inputs_and_references(const CheckContext& context, const AttentionS
     b.o.poison(stream.get());
     launch_input_kernels(context, shape, index, b, stream);
 }
-
-// The shapes without the fp64 CPU reference (the large ones, whose inputs
-// the GPU draws) are judged on the GPU as well: only their tallies come
-// back, not 3.6 MB of outputs and references.
-bool judged_on_gpu(const AttentionShapeInputs& shape) { return shape.reference64.empty(); }
 
 // Tallies one such shape's output into `slot` (attention_judge.h).
 void launch_tally(const AttentionShapeInputs& shape, const Buffers& b, AttentionTally* slot, const Stream& stream) {
@@ -238,8 +238,6 @@ AttentionInputs prepare_attention_inputs(ElementType type, std::uint64_t seed) {
             shape.v = normal_bits(type, n, seed_for(seed, index, 2));
             shape.reference64 = attention_reference(decode(type, shape.q), decode(type, shape.k), decode(type, shape.v),
                                                     shape.problem);
-        }
-        if (shapes[i].cpu_reference) {  // the others are judged on the GPU
             shape.output.resize(n);
             shape.reference32.resize(n);  // every (batch, head) pair has its reference
             shape.reference_low.resize(n);

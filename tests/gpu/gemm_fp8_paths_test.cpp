@@ -8,6 +8,7 @@
 
 #include "checks.h"
 #include "cuda_support.h"
+#include "cuda_test_support.h"
 #include "gemm_fp8_host.h"
 #include "gpu_test_support.h"
 
@@ -45,6 +46,7 @@ TEST_CASE("fp8 GEMM: the host half on a thread, then each kernel's device half",
         WARN("skipped: fp8 tensor cores need sm_89 or newer; this GPU is sm_" << device->major << device->minor);
         return;
     }
+    // The device is set up only now (not by current_device_or_skip), while the host half runs.
     auto host_half = std::async(std::launch::async, [] { return kernels::prepare_gemm_fp8_inputs(4242, false); });
     (void)cudaGetLastError();
     check_cuda(cudaSetDevice(device->index), "cudaSetDevice");
@@ -57,10 +59,9 @@ TEST_CASE("fp8 GEMM: the host half on a thread, then each kernel's device half",
 }
 
 TEST_CASE("fp8 GEMM: every problem's error against its bound, per kernel", "[gpu][fp8]") {
-    const auto device = gpu_tests::device_or_skip();
+    const auto device = gpu_tests::current_device_or_skip();
     if (!device) return;
     if (gpu_tests::capability(*device) < 89) return;
-    check_cuda(cudaSetDevice(device->index), "cudaSetDevice");
     const kernels::Fp8GemmInputs inputs = kernels::prepare_gemm_fp8_inputs(777, false);
     std::vector<std::pair<Fp8GemmKernel, std::string>> kernels_to_run = {{Fp8GemmKernel::mma_sync, "mma.sync"}};
     if (gpu_tests::capability(*device) == 90) kernels_to_run.push_back({Fp8GemmKernel::wgmma, "wgmma"});
@@ -96,10 +97,9 @@ TEST_CASE("fp8 GEMM: every problem's error against its bound, per kernel", "[gpu
 }
 
 TEST_CASE("fp8 GEMM: a kernel refuses k that is not a multiple of 16", "[gpu][fp8]") {
-    const auto device = gpu_tests::device_or_skip();
+    const auto device = gpu_tests::current_device_or_skip();
     if (!device) return;
     if (gpu_tests::capability(*device) < 89) return;
-    check_cuda(cudaSetDevice(device->index), "cudaSetDevice");
     DeviceBuffer a(64 * 40), b(64 * 40), c(64 * 64 * 4);
     CHECK(launch_gemm_fp8(kernels::Fp8Format::e4m3, kernels::Fp8Format::e4m3, a.as<std::uint8_t>(),
                           b.as<std::uint8_t>(), c.as<float>(), 64, 64, 40, 1.f, nullptr,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda_support.h"
+#include "cuda_test_support.h"
 #include "gpu_test_support.h"
 #include "kernel_launchers.h"
 #include "numeric_formats.h"
@@ -65,13 +66,12 @@ constexpr Shape kShapes[] = {{256, 256, 512}, {200, 136, 260}, {129, 96, 1024}, 
 }  // namespace
 
 TEST_CASE("both TF32 GEMM kernels match fp64 within the TF32 bound", "[gpu]") {
-    const auto device = gpu_tests::device_or_skip();
+    const auto device = gpu_tests::current_device_or_skip();
     if (!device) return;
     if (gpu_tests::capability(*device) < 80) {
         WARN("skipped: TF32 tensor cores need sm_80 or newer");
         return;
     }
-    check_cuda(cudaSetDevice(device->index), "cudaSetDevice");
     std::vector<std::pair<GemmTiling, std::string>> paths = {{GemmTiling::block128x256_warps8, "mma.sync 128x256"},
                                                              {GemmTiling::block128x128_warps4, "mma.sync 128x128"}};
     if (std::string(gemm_tf32_path(device->major, device->minor)) == "wgmma")
@@ -91,9 +91,8 @@ TEST_CASE("both TF32 GEMM kernels match fp64 within the TF32 bound", "[gpu]") {
 }
 
 TEST_CASE("the wgmma GEMM kernel fails on a planted wrong result and refuses other GPUs", "[gpu]") {
-    const auto device = gpu_tests::device_or_skip();
+    const auto device = gpu_tests::current_device_or_skip();
     if (!device) return;
-    check_cuda(cudaSetDevice(device->index), "cudaSetDevice");
     if (std::string(gemm_tf32_path(device->major, device->minor)) != "wgmma") {
         if (gpu_tests::capability(*device) < 80) return;
         DeviceBuffer a(64 * 4 * 4), b(64 * 4 * 4), c(64 * 64 * 4);
