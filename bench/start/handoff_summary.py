@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The handoff's summary from bench/start/interleave's --raw files (one per
 set of GPUs): what `provision -- W` adds over W alone, against the detached
-floor; --check against the floor and --no-validate against nvidia-smi; and
+floor; --check against the floor and --no-validate against nvidia-smi (naming
+the GPUs, and where it ran, reading the same health signals); and
 the C workload's phases alone and behind provision.
 
   handoff_summary.py RAW.json ..."""
@@ -45,6 +46,9 @@ def main():
         if "no-validate" in wall and "nvidia-smi" in wall:
             print(f"| {label} | `--check --no-validate` | {wall['no-validate']:.1f} | nvidia-smi "
                   f"{wall['nvidia-smi']:.1f} | {wall['no-validate'] / wall['nvidia-smi']:.2f}x |")
+        if "no-validate" in wall and "nvidia-smi-health" in wall:
+            print(f"| {label} | `--check --no-validate` | {wall['no-validate']:.1f} | nvidia-smi reading the health "
+                  f"signals {wall['nvidia-smi-health']:.1f} | {wall['no-validate'] / wall['nvidia-smi-health']:.2f}x |")
         alone, behind = figures.get("c-alone", {}), figures.get("c-behind-provision", {})
         if alone and behind:
             # The workload's own clock starts at its exec: behind provision, after provision's own time.
