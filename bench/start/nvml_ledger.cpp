@@ -7,6 +7,9 @@
 //   bench/nvml_ledger --health MODE   the health and activity reads alone,
 //                                     MODE serial, per-gpu (a thread a GPU) or
 //                                     two-per-gpu (as the probe reads them)
+//   bench/nvml_ledger --nvlink-fields every call kind, the NVLink states read
+//                                     in one field-values call a GPU instead
+//                                     of a call a link
 //
 // Run it a dozen times a mode, alternating, and take medians: the first call
 // of some kinds (ECC, the first NVLink state) pays for the driver's first
@@ -113,9 +116,27 @@ void read_activity(void* gpu, Ledger& ledger) {
     ledger.time("compute_mode", [&] { resolve<int (*)(void*, int*)>("nvmlDeviceGetComputeMode")(gpu, &mode); });
 }
 
-void read_links(void* gpu, Ledger& ledger) {
-    PciInfo pci{};
-    ledger.time("pci_info", [&] { resolve<int (*)(void*, PciInfo*)>("nvmlDeviceGetPciInfo_v3")(gpu, &pci); });
+// The links whose state the driver gives, by NVML_FI_DEV_NVLINK_GET_STATE
+// (165) with each link as the scope, in one call.
+std::vector<unsigned> links_by_fields(void* gpu, Ledger& ledger) {
+    constexpr unsigned kLinks = 18;  // NVML_NVLINK_MAX_LINKS
+    FieldValue fields[kLinks] = {};
+    for (unsigned link = 0; link < kLinks; ++link) {
+        fields[link].field_id = 165;
+        fields[link].scope_id = link;
+    }
+    ledger.time("nvlink_state_fields", [&] {
+        resolve<int (*)(void*, int, FieldValue*)>("nvmlDeviceGetFieldValues")(gpu, kLinks, fields);
+    });
+    std::vector<unsigned> links;
+    for (unsigned link = 0; link < kLinks; ++link)
+        if (fields[link].nvml_return == 0) links.push_back(link);
+    return links;
+}
+
+// The links whose state the driver gives, a call a link.
+std::vector<unsigned> links_one_by_one(void* gpu, Ledger& ledger) {
+    std::vector<unsigned> links;
     for (unsigned link = 0; link < 36; ++link) {
         unsigned state = 0;
         int code = 0;
@@ -123,7 +144,15 @@ void read_links(void* gpu, Ledger& ledger) {
             code = resolve<int (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetNvLinkState")(gpu, link, &state);
         });
         if (code == 2) break;  // NVML_ERROR_INVALID_ARGUMENT: past the last link
-        if (code != 0) continue;
+        if (code == 0) links.push_back(link);
+    }
+    return links;
+}
+
+void read_links(void* gpu, Ledger& ledger, bool nvlink_fields) {
+    PciInfo pci{};
+    ledger.time("pci_info", [&] { resolve<int (*)(void*, PciInfo*)>("nvmlDeviceGetPciInfo_v3")(gpu, &pci); });
+    for (const unsigned link : nvlink_fields ? links_by_fields(gpu, ledger) : links_one_by_one(gpu, ledger)) {
         int type = 0;
         ledger.time("nvlink_remote_type", [&] {
             resolve<int (*)(void*, unsigned, int*)>("nvmlDeviceGetNvLinkRemoteDeviceType")(gpu, link, &type);
@@ -151,9 +180,11 @@ void read_links(void* gpu, Ledger& ledger) {
 
 int main(int argc, char** argv) {
     const std::string health_mode = argc > 2 && std::strcmp(argv[1], "--health") == 0 ? argv[2] : "";
-    if (argc > 1 && (health_mode.empty() ||
-                     (health_mode != "serial" && health_mode != "per-gpu" && health_mode != "two-per-gpu"))) {
-        std::fprintf(stderr, "usage: nvml_ledger [--health serial|per-gpu|two-per-gpu]\n");
+    const bool nvlink_fields = argc == 2 && std::strcmp(argv[1], "--nvlink-fields") == 0;
+    if (argc > 1 && !nvlink_fields &&
+        (health_mode.empty() ||
+         (health_mode != "serial" && health_mode != "per-gpu" && health_mode != "two-per-gpu"))) {
+        std::fprintf(stderr, "usage: nvml_ledger [--health serial|per-gpu|two-per-gpu | --nvlink-fields]\n");
         return 2;
     }
     const Clock::time_point start = Clock::now();
@@ -224,7 +255,7 @@ int main(int argc, char** argv) {
         read_activity(gpu, ledger);
     }
     if (count > 1) {
-        for (void* gpu : gpus) read_links(gpu, ledger);
+        for (void* gpu : gpus) read_links(gpu, ledger, nvlink_fields);
         ledger.time("p2p_status_first_pair", [&] {
             int status = 0;
             for (const int index : {0, 1})  // read, write
