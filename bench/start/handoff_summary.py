@@ -43,12 +43,11 @@ def main():
         if floor and "check" in wall:
             print(f"| {label} | `--check` | {wall['check']:.1f} | floor detached {floor:.1f} | "
                   f"{wall['check'] / floor:.2f}x |")
-        if "no-validate" in wall and "nvidia-smi" in wall:
-            print(f"| {label} | `--check --no-validate` | {wall['no-validate']:.1f} | nvidia-smi "
-                  f"{wall['nvidia-smi']:.1f} | {wall['no-validate'] / wall['nvidia-smi']:.2f}x |")
-        if "no-validate" in wall and "nvidia-smi-health" in wall:
-            print(f"| {label} | `--check --no-validate` | {wall['no-validate']:.1f} | nvidia-smi reading the health "
-                  f"signals {wall['nvidia-smi-health']:.1f} | {wall['no-validate'] / wall['nvidia-smi-health']:.2f}x |")
+        peers = (("nvidia-smi", "nvidia-smi"), ("nvidia-smi-health", "nvidia-smi reading the health signals"))
+        for peer, words in peers:
+            if "no-validate" in wall and peer in wall:
+                print(f"| {label} | `--check --no-validate` | {wall['no-validate']:.1f} | {words} "
+                      f"{wall[peer]:.1f} | {wall['no-validate'] / wall[peer]:.2f}x |")
         alone, behind = figures.get("c-alone", {}), figures.get("c-behind-provision", {})
         if alone and behind:
             # The workload's own clock starts at its exec: behind provision, after provision's own time.
