@@ -42,7 +42,7 @@ ARG CUDA_REPOSITORY=https://developer.download.nvidia.com/compute/cuda/repos/deb
 RUN set -eu; \
     apt-get update; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      cmake g++ make binutils libtomlplusplus-dev libfmt-dev libcurl4-openssl-dev libcli11-dev nlohmann-json3-dev; \
+      cmake g++ make binutils libtomlplusplus-dev libfmt-dev libcurl4-openssl-dev libcli11-dev nlohmann-json3-dev libsodium-dev; \
     if [ -n "${CUDA_VERSION}" ]; then \
         DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates curl; \
         curl -fsSL -o /tmp/cuda-keyring.deb "${CUDA_REPOSITORY}/cuda-keyring_1.1-1_all.deb"; \

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "kernels/fault_injection.h"
 
 namespace provision {
@@ -78,52 +79,57 @@ void NetworkStep::finish(Report& report, const HealthPolicy& policy, PhaseClock&
     network::judge_network(network, report.inventory, policy, *settings_);
     report.findings.insert(report.findings.end(), network.findings.begin(), network.findings.end());
     report.notes.insert(report.notes.end(), network.notes.begin(), network.notes.end());
+    transport_ = network.transport == network::Transport::ib ? network::ProofTransport::rdma
+                                                             : network::ProofTransport::socket;
     report.network = std::move(network);
     clock.mark(Phase::network);
 }
 
-MeetNodes NetworkStep::meeting(const Options& options) {
-    if (!job_.spans_nodes() || options.validate != ValidateMode::full) return {};
+NodeMeeting* NetworkStep::meeting(const Options& options, Report& report) {
+    if (!job_.spans_nodes() || options.validate != ValidateMode::full) return nullptr;
+    const auto& environment = options.process_environment;
+    // torchrun's workers each run what they are given: only local rank 0's
+    // provision meets the other nodes, the others prove their own GPUs.
+    if (const auto local_rank = variable(environment, "LOCAL_RANK");
+        local_rank && !local_rank->empty() && *local_rank != "0") {
+        report.notes.push_back(fmt::format("LOCAL_RANK={}: provision runs in one of torchrun's workers; only local "
+                                           "rank 0's meets the other nodes for the proof across nodes",
+                                           echoed(*local_rank)));
+        return nullptr;
+    }
     network::RendezvousConfig config;
     config.master_addr = job_.master_addr;
     config.port = options.rendezvous_port;
     config.nodes = job_.nodes;
+    config.min_nodes = job_.min_nodes;
     config.node_rank = job_.node_rank.value_or(-1);
-    const auto& environment = options.process_environment;
+    const std::string master_port = variable(environment, "MASTER_PORT").value_or("");
     const std::string job_id = variable(environment, "TORCHELASTIC_RUN_ID")
                                    .value_or(variable(environment, "SLURM_JOB_ID").value_or(""));
-    config.job_key = network::rendezvous_job_key(job_.master_addr, variable(environment, "MASTER_PORT").value_or(""),
-                                                 job_.nodes, job_id);
+    config.job_key = network::rendezvous_job_key(job_.master_addr, master_port, job_.nodes, job_id);
     config.limit = options.rendezvous_timeout;
-    meeting_ = config;
-    return [this](int local_ranks, const MakeNcclId& make_id, std::string& why) -> std::optional<JobRanks> {
-        network::RendezvousConfig config = *meeting_;
-        config.local_ranks = local_ranks;
-        network::RendezvousOutcome outcome;
-        if (config.master_addr.empty()) {
-            outcome.detail = "MASTER_ADDR is not set: no node knows where node 0 is";
-        } else if (config.node_rank < 0) {
-            outcome.detail = "the launcher's variables do not say which node this is";
-        } else {
-            outcome = network::rendezvous(config, make_id);
-        }
-        met_ = outcome;
-        if (outcome.status != network::RendezvousStatus::joined) {
-            why = fmt::format("the nodes did not meet ({}: {})", to_string(outcome.status), outcome.detail);
-            return std::nullopt;
-        }
-        return JobRanks{outcome.id, outcome.ranks, outcome.first_rank, config.nodes};
-    };
+    std::string refusal;
+    if (config.master_addr.empty()) {
+        refusal = "MASTER_ADDR is not set: no node knows where node 0 is";
+    } else if (config.node_rank < 0) {
+        refusal = "the launcher's variables do not say which node this is";
+    } else if (trimmed(master_port) == std::to_string(config.port)) {
+        refusal = fmt::format("the rendezvous port {} is the job's MASTER_PORT, which torchrun's store takes: give "
+                              "--rendezvous-port (PROVISION_RENDEZVOUS_PORT) another port on every node",
+                              config.port);
+    } else if (!options.rendezvous_token_file.empty()) {
+        std::string why;
+        config.token = network::RendezvousToken::read_file(options.rendezvous_token_file, why);
+        if (!config.token)
+            refusal = fmt::format("the rendezvous token file {} cannot be used: {}; this node does not join without it",
+                                  echoed_path(options.rendezvous_token_file), why);
+    }
+    meeting_ = std::make_unique<JobMeeting>(std::move(config), std::move(refusal), options.proof_timeout, transport_);
+    return meeting_.get();
 }
 
 void NetworkStep::judge_meeting(Report& report, const HealthPolicy& policy) const {
-    if (!met_ || !meeting_) return;
-    if (report.network) {
-        network::RendezvousOutcome kept = *met_;
-        kept.id.clear();  // the communicator's, of no use after it
-        report.network->rendezvous = kept;
-    }
-    if (auto finding = network::rendezvous_finding(*met_, *meeting_, policy)) report.findings.push_back(*finding);
+    if (meeting_) meeting_->judge(report, policy);
 }
 
 }  // namespace provision

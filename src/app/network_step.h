@@ -6,8 +6,10 @@
 #pragma once
 
 #include <future>
+#include <memory>
 #include <optional>
 
+#include "app/job_meeting.h"
 #include "app/options.h"
 #include "network/network_stage.h"
 #include "network/rendezvous.h"
@@ -28,18 +30,20 @@ public:
     void finish(Report& report, const HealthPolicy& policy, PhaseClock& clock);
 
     // --validate=full on a job over several nodes: how this node's ranks meet
-    // the other nodes' before the all-reduce across them (network/rendezvous.h,
-    // at MASTER_ADDR and --rendezvous-port); empty otherwise.  Its outcome is
-    // kept for judge_meeting.
-    MeetNodes meeting(const Options& options);
-    // The meeting's outcome in the report (network.rendezvous), with its
-    // finding where the nodes did not all come.
+    // the other nodes' before the all-reduce across them and hear the job's
+    // outcome after it (app/job_meeting.h, at MASTER_ADDR and
+    // --rendezvous-port); nullptr otherwise, and for provision run by
+    // torchrun in a worker other than LOCAL_RANK 0 (one provision a node
+    // meets the others).  Kept for judge_meeting.
+    NodeMeeting* meeting(const Options& options, Report& report);
+    // The meeting's outcome in the report (network.rendezvous, network.proof),
+    // with its findings.
     void judge_meeting(Report& report, const HealthPolicy& policy) const;
 
 private:
     network::JobShape job_;
-    std::optional<network::RendezvousConfig> meeting_;
-    std::optional<network::RendezvousOutcome> met_;
+    std::unique_ptr<JobMeeting> meeting_;
+    network::ProofTransport transport_ = network::ProofTransport::socket;
     std::optional<network::NetworkSettings> settings_;
     std::future<network::NetworkReport> reading_;
 };

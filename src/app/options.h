@@ -43,6 +43,8 @@ struct Options {
     // meets the others' (network/rendezvous.h), and how long each waits.
     std::uint16_t rendezvous_port = 29519;
     std::chrono::milliseconds rendezvous_timeout{300000};
+    std::string rendezvous_token_file;                      // "": any node that knows the job may join
+    std::optional<std::chrono::milliseconds> proof_timeout;  // the proof's own limit; nullopt: from the job's size
     int worker_processes = 2;      // the GPUs' validation workers are split into this many processes
     BusyGpuPolicy busy_gpu = BusyGpuPolicy::fail;  // what a single run does with a GPU others hold
     std::string workload = "generic";

@@ -299,7 +299,8 @@ Plan plan_run(const Options& options, RoundMemory memory) {
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
     clock.mark(Phase::selection);
     const CopyChecks copies =
-        validation.run(report.inventory, recipes, first, nccl, network.meeting(options), report.validation, clock);
+        validation.run(report.inventory, recipes, first, nccl, network.meeting(options, report), report.validation,
+                       clock);
     network.judge_meeting(report, recipes.policy);
     const CheckVerdicts verdicts = verdicts_of(report.validation);
     report.decision = select_mechanism(report.inventory, recipes, workload, packages, override_request, verdicts);

@@ -82,11 +82,9 @@ BusyGpuPolicy busy_gpu_policy(const SettingValue& given) {
 // is no whole number is left out with a note (the variable is the launcher's,
 // not provision's, and may mean something else to another program).
 void launcher_number(const SettingValue& given, std::optional<std::int64_t>& field,
-                     network::LauncherVariables& launcher, bool range = false) {
-    std::string text = trimmed(last(given));
+                     network::LauncherVariables& launcher) {
+    const std::string text = trimmed(last(given));
     if (text.empty()) return;
-    // PET_NNODES may be elastic, "MIN:MAX": the job spans at most MAX nodes.
-    if (range) text = text.substr(text.find(':') == std::string::npos ? 0 : text.find(':') + 1);
     std::int64_t value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc() || end != text.data() + text.size() || value < 0) {
@@ -94,6 +92,38 @@ void launcher_number(const SettingValue& given, std::optional<std::int64_t>& fie
         return;
     }
     field = value;
+}
+
+// PET_NNODES: "N", or elastic "MIN:MAX" (torchrun's --nnodes): the job spans
+// at most MAX nodes and starts with MIN.  A MIN that is no whole number from
+// 1 to MAX is left out with a note: the job is then MAX nodes.
+void launcher_node_range(const SettingValue& given, network::LauncherVariables& launcher) {
+    const std::string text = trimmed(last(given));
+    const std::size_t colon = text.find(':');
+    if (colon == std::string::npos) {
+        launcher_number(given, launcher.pet_nnodes, launcher);
+        return;
+    }
+    const auto number = [](std::string_view part) -> std::optional<std::int64_t> {
+        std::int64_t value = 0;
+        const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+        if (part.empty() || error != std::errc() || end != part.data() + part.size()) return std::nullopt;
+        return value;
+    };
+    const auto most = number(std::string_view(text).substr(colon + 1));
+    if (!most || *most < 0) {
+        launcher.ignored.push_back(fmt::format("{}={}", given.source, echoed(last(given))));
+        return;
+    }
+    launcher.pet_nnodes = *most;
+    const auto fewest = number(std::string_view(text).substr(0, colon));
+    if (fewest && *fewest >= 1 && *fewest <= *most) {
+        launcher.pet_nnodes_min = *fewest;
+    } else {
+        launcher.notes.push_back(fmt::format("{}={}: an elastic job's MIN must be a whole number from 1 to MAX; the "
+                                             "job is taken to be {} nodes",
+                                             given.source, echoed(last(given)), *most));
+    }
 }
 
 void master_address(const SettingValue& given, std::string& field, bool only_if_unset) {
@@ -188,6 +218,14 @@ const std::vector<Setting> kSettings = {
      "seconds every node's provision waits for the job's other nodes before the proof across nodes (default 300)",
      SettingShape::value,
      [](const SettingValue& v, Options& o) { o.rendezvous_timeout = seconds(v, kMaxTimeoutSeconds); }},
+    {"--rendezvous-token-file", "PROVISION_RENDEZVOUS_TOKEN_FILE", "PATH",
+     "a file holding the job's shared secret (a mounted Secret): only nodes that prove they hold it join the "
+     "rendezvous; the token is never sent, printed or passed on",
+     SettingShape::path, [](const SettingValue& v, Options& o) { o.rendezvous_token_file = last(v); }},
+    {"--proof-timeout", "PROVISION_PROOF_TIMEOUT", "SECONDS",
+     "seconds NCCL's communicator and all-reduce across the job's nodes may take (default: from the job's size and "
+     "transport, docs/DESIGN.md)",
+     SettingShape::value, [](const SettingValue& v, Options& o) { o.proof_timeout = seconds(v, kMaxTimeoutSeconds); }},
     {"--validate-timeout", "PROVISION_VALIDATE_TIMEOUT", "SECONDS",
      "seconds each piece of a GPU's validation work (its checks, a round of copies) may take, from its start "
      "(default 5)",
@@ -248,7 +286,7 @@ const std::vector<Setting> kSettings = {
     // (network/job_shape.h says which launcher wins).  A fallback's row comes
     // before the variable it stands in for, which overrides it when set.
     {{}, "PET_NNODES", {}, "Kubeflow's node count for torchrun (N or MIN:MAX)", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.pet_nnodes, o.launcher, true); }, {}, {}, false, {}},
+     [](const SettingValue& v, Options& o) { launcher_node_range(v, o.launcher); }, {}, {}, false, {}},
     {{}, "PET_NODE_RANK", {}, "Kubeflow's rank of this node", SettingShape::value,
      [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.pet_node_rank, o.launcher); }, {}, {}, false, {}},
     {{}, "NNODES", {}, "the job's node count, as torchrun's --nnodes", SettingShape::value,

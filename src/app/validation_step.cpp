@@ -128,8 +128,29 @@ void ValidationStep::follow(const Inventory& inventory) {
     workers_.keep(targets);
 }
 
+namespace {
+
+// A node of a job across nodes that has no rank to offer still comes to the
+// rendezvous, and says why.
+void take_no_part(NodeMeeting& nodes, const std::string& why) {
+    const MakeNcclId no_id = [&](std::string& no) -> std::optional<std::string> {
+        no = fmt::format("node 0 has no rank to offer: {}", why);
+        return std::nullopt;
+    };
+    std::string unmet;
+    const auto met = nodes.meet(0, no_id, unmet);
+    if (!met) return;
+    nodes.proof_limit(met->ranks, LinkWork{}.nccl_bytes / 4, LinkWork{}.nccl_repeats);  // the others' all-reduce
+    NcclAllReduceResult none;
+    none.status = PeerCopyStatus::not_measured;
+    none.detail = fmt::format("this node took no part: {}", why);
+    nodes.settle(none);
+}
+
+}  // namespace
+
 CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first,
-                               const NcclFacts& nccl, const MeetNodes& meet_nodes, ValidationSummary& summary,
+                               const NcclFacts& nccl, NodeMeeting* nodes, ValidationSummary& summary,
                                PhaseClock& clock) {
     // Detection's NVML session, kept for the counters' second read, goes
     // when this returns, whatever the way (its shutdown on a thread).
@@ -138,6 +159,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     } release_at_return;
     CopyChecks copies;
     if (const auto reason = skip_reason(inventory)) {
+        if (nodes) take_no_part(*nodes, *reason);
         summary.reason = *reason;
         workers_.stop_all();
         copies.run = inventory.simulated() ? CopyCheckRun::simulated : CopyCheckRun::not_run;
@@ -150,12 +172,15 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     links.host_links = true;
     links.peer_path = nccl.paths.peer;
     links.host_memory = nccl.paths.cumem_host && inventory.gpus.size() > 1;  // NCCL's host buffers join ranks
-    if (validation_.mode == ValidateMode::full && nccl.library && (inventory.gpus.size() > 1 || meet_nodes)) {
+    if (validation_.mode == ValidateMode::full && nccl.library && (inventory.gpus.size() > 1 || nodes)) {
         links.nccl_library = nccl.library->path;
-        links.meet_nodes = meet_nodes;
+        links.nodes = nodes;
         // Across nodes a quarter of it: 1 GiB over a 10 Gb/s socket would
         // take most of the rank's time limit on its own.
-        if (meet_nodes) links.nccl_bytes = std::size_t{256} << 20;
+        if (nodes) links.nccl_bytes = std::size_t{256} << 20;
+    } else if (nodes) {
+        // The other nodes neither wait for this one nor count its ranks.
+        take_no_part(*nodes, nccl.library ? "validation is not full" : "the workload has no NCCL this node can load");
     }
     for (const GpuPair& pair : inventory.pairs)
         if (pair.p2p == PeerAccess::ok && !left_alone(inventory.gpus[static_cast<std::size_t>(pair.first)]) &&
@@ -171,6 +196,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     for (const auto& times : workers_.times()) clock.mark_gpu(times.gpu, times.started, times.running, times.ready, times.done);
     if (!work.empty()) clock.mark_at(Phase::checks, end);
     if (work.empty()) {
+        if (links.nodes) take_no_part(*links.nodes, "no GPU of this node runs checks");
         copies.run = CopyCheckRun::not_run;
         copies.reason = "no GPU runs checks, so no copy was made";
     } else {

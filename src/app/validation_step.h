@@ -64,10 +64,11 @@ public:
     // The peer copies follow the path the workload's NCCL takes (`nccl`),
     // and its host memory is checked where it comes from cuMem.
     // --validate=full also all-reduces across the workers with that NCCL;
-    // on a job over several nodes (`meet_nodes` not empty) across every
-    // node's workers, once the nodes have met.
+    // on a job over several nodes (`nodes` given) across every node's
+    // workers, once the nodes have met; a node that cannot take part still
+    // comes to the meeting and says why.
     CopyChecks run(const Inventory& inventory, const RecipeSet& recipes, const Decision& first, const NcclFacts& nccl,
-                   const MeetNodes& meet_nodes,
+                   NodeMeeting* nodes,
                    ValidationSummary& summary, PhaseClock& clock);
 
 private:

@@ -50,6 +50,7 @@ JobShape job_shape_of(const LauncherVariables& v) {
     shape.master_addr = v.master_addr;
     for (const std::string& ignored : v.ignored)
         shape.notes.push_back(fmt::format("{} is no whole number: left out of the job's shape", ignored));
+    shape.notes.insert(shape.notes.end(), v.notes.begin(), v.notes.end());
     std::vector<Said> said;
     said.push_back({Launcher::kubeflow, v.pet_nnodes, v.pet_node_rank, "PET_NNODES, PET_NODE_RANK"});
     said.push_back({Launcher::torchrun, v.nnodes, v.node_rank, "NNODES, NODE_RANK"});
@@ -67,6 +68,7 @@ JobShape job_shape_of(const LauncherVariables& v) {
                                           "spans",
                                           *v.world_size));
     for (const Said& one : said) {
+        const bool kubeflow = one.launcher == Launcher::kubeflow;
         if (!one.nodes) continue;
         if (*one.nodes < 1 || *one.nodes > kMostNodes) {
             shape.notes.push_back(fmt::format("{}: {} nodes is not a job's size (1 to {}); ignored", one.names,
@@ -75,6 +77,7 @@ JobShape job_shape_of(const LauncherVariables& v) {
         }
         shape.launcher = one.launcher;
         shape.nodes = static_cast<int>(*one.nodes);
+        shape.min_nodes = kubeflow && v.pet_nnodes_min ? static_cast<int>(*v.pet_nnodes_min) : shape.nodes;
         shape.node_rank.reset();
         if (one.rank && *one.rank >= 0 && *one.rank < *one.nodes) {
             shape.node_rank = static_cast<int>(*one.rank);

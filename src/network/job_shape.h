@@ -27,6 +27,7 @@ namespace provision::network {
 // A count or a rank a launcher gave, as the settings table decoded it.
 struct LauncherVariables {
     std::optional<std::int64_t> pet_nnodes;          // PET_NNODES ("N", or the MAX of "MIN:MAX")
+    std::optional<std::int64_t> pet_nnodes_min;      // the MIN of "MIN:MAX" (1 to MAX)
     std::optional<std::int64_t> pet_node_rank;       // PET_NODE_RANK
     std::optional<std::int64_t> nnodes;              // NNODES
     std::optional<std::int64_t> node_rank;           // NODE_RANK
@@ -41,6 +42,7 @@ struct LauncherVariables {
     std::optional<std::int64_t> ompi_rank;           // OMPI_COMM_WORLD_RANK
     std::string master_addr;                         // MASTER_ADDR, else PET_MASTER_ADDR; "" when neither
     std::vector<std::string> ignored;                // "RANK=abc": set, but no whole number (left out)
+    std::vector<std::string> notes;                  // what else did not add up (an elastic MIN)
 };
 
 enum class Launcher { none, torchrun, kubeflow, slurm, mpi };
@@ -48,6 +50,7 @@ std::string_view to_string(Launcher launcher);
 
 struct JobShape {
     int nodes = 1;
+    int min_nodes = 1;                 // an elastic job's fewest nodes (PET_NNODES=MIN:MAX); else `nodes`
     std::optional<int> node_rank = 0;  // empty where the launcher does not say (or says something impossible)
     Launcher launcher = Launcher::none;
     std::string master_addr;

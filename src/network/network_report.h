@@ -3,6 +3,7 @@
 // write.  Plain values; network_stage.h fills it.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include "health/findings.h"
 #include "network/dma_buf_probe.h"
 #include "network/gpudirect.h"
+#include "network/job_proof.h"
 #include "network/interfaces.h"
 #include "network/pci_topology.h"
 #include "network/rdma_devices.h"
@@ -72,6 +74,22 @@ struct TakenPort {
     std::size_t port = 0;    // index into its ports
 };
 
+// --validate=full across nodes, once the nodes met: this node's part, the
+// job's outcome by node rank, and the figure the transport should give.
+struct ProofAcrossNodes {
+    std::chrono::milliseconds limit{0};      // the communicator's and all-reduce's
+    NodeProof own = NodeProof::not_measured;
+    std::string own_detail;
+    ProofBlame blame = ProofBlame::no_part;
+    int nodes = 0;                           // nodes in the proof
+    int passed = 0;                          // of them, whose ranks passed
+    bool heard = true;                       // node 0's outcome came
+    std::vector<NodeResult> lost;            // nodes lost (named, bounded)
+    int lost_count = 0;
+    std::optional<double> expected_gb_per_s;  // the transport's figure
+    std::string expected_from;
+};
+
 struct NetworkReport {
     NetworkScope scope = NetworkScope::job;
     std::vector<InterfaceReport> interfaces;  // those NCCL takes and the route's
@@ -91,6 +109,7 @@ struct NetworkReport {
     // --validate=full: how provision's rendezvous before the proof across
     // nodes ended (its id left out).
     std::optional<RendezvousOutcome> rendezvous{};
+    std::optional<ProofAcrossNodes> proof{};
 };
 
 // Writes the stage's settings into the workload's (the user's values stay).

@@ -1,5 +1,6 @@
 #include "network/route.h"
 
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -38,7 +39,9 @@ std::optional<IpAddress> lookup(const std::string& host, std::string& detail) {
             found = ip;
         } else if (answer->ai_family == AF_INET6) {
             ip.family = Family::ipv6;
-            std::memcpy(ip.bytes.data(), &reinterpret_cast<const sockaddr_in6*>(answer->ai_addr)->sin6_addr, 16);
+            const auto* in6 = reinterpret_cast<const sockaddr_in6*>(answer->ai_addr);
+            std::memcpy(ip.bytes.data(), &in6->sin6_addr, 16);
+            ip.scope_id = in6->sin6_scope_id;  // "fe80::1%eth0": the link it is on
             found = ip;
         }
     }
@@ -52,6 +55,22 @@ std::optional<IpAddress> lookup(const std::string& host, std::string& detail) {
 std::optional<IpAddress> resolve_master(const std::string& master_addr, std::chrono::milliseconds limit,
                                         std::string& detail) {
     if (auto numeric = parse_ip_address(master_addr)) return numeric;
+    // "fe80::1%eth0" (or "%2"): a link-local address and the link it is on.
+    if (const std::size_t percent = master_addr.find('%'); percent != std::string::npos) {
+        auto numeric = parse_ip_address(std::string_view(master_addr).substr(0, percent));
+        const std::string zone = master_addr.substr(percent + 1);
+        if (numeric && numeric->family == Family::ipv6 && !zone.empty()) {
+            unsigned index = ::if_nametoindex(zone.c_str());
+            if (index == 0 && zone.find_first_not_of("0123456789") == std::string::npos && zone.size() < 10)
+                index = static_cast<unsigned>(std::stoul(zone));
+            if (index == 0) {
+                detail = fmt::format("{}: no interface '{}' on this node", echoed(master_addr), echoed(zone));
+                return std::nullopt;
+            }
+            numeric->scope_id = index;
+            return numeric;
+        }
+    }
     // "[fe80::1]" as some launch scripts write IPv6.
     if (master_addr.size() > 2 && master_addr.front() == '[' && master_addr.back() == ']')
         if (auto numeric = parse_ip_address(std::string_view(master_addr).substr(1, master_addr.size() - 2)))

@@ -67,9 +67,16 @@ NcclJudgement judge_nccl(const std::optional<NcclLibrary>& nccl, const NcclPaths
     if (const auto& all_reduce = checks.nccl_all_reduce; all_reduce && all_reduce->status != PeerCopyStatus::passed &&
                                                          all_reduce->status != PeerCopyStatus::not_measured)
         add(-1, "nccl_all_reduce_failed",
-            fmt::format("{} could not all-reduce across the {} GPUs ({}: {}): a distributed job would fail the same "
-                        "way; NCCL_DEBUG=INFO in the job's environment shows where",
-                        nccl_name(nccl), all_reduce->ranks, to_string(all_reduce->status), all_reduce->detail));
+            all_reduce->nodes > 1
+                ? fmt::format("{} on this node's GPUs failed its part of the all-reduce across the job's {} ranks on "
+                              "{} nodes ({}: {}): the other nodes reported no loss that would explain it, so a "
+                              "distributed job would fail the same way here; NCCL_DEBUG=INFO in the job's "
+                              "environment shows where",
+                              nccl_name(nccl), all_reduce->ranks, all_reduce->nodes, to_string(all_reduce->status),
+                              all_reduce->detail)
+                : fmt::format("{} could not all-reduce across the {} GPUs ({}: {}): a distributed job would fail the "
+                              "same way; NCCL_DEBUG=INFO in the job's environment shows where",
+                              nccl_name(nccl), all_reduce->ranks, to_string(all_reduce->status), all_reduce->detail));
     for (const HostMemoryResult& memory : checks.host_memory) {
         if (memory.ok || !memory.measured) continue;  // a GPU not opened proves nothing of NCCL's host memory
         std::string cause;

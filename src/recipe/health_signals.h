@@ -58,7 +58,8 @@ inline const std::vector<std::string>& network_signals() {
         "rdma_devices_hidden",     "ib_hca_unmatched",         "rdma_port_init",
         "rdma_port_slow",          "rdma_link_layers_mixed",   "roce_gid_unusable",
         "gpudirect_unavailable",   "gpudirect_too_far",        "pcie_acs_redirect",
-        "nodes_missing",           "rendezvous_failed"};
+        "nodes_missing",           "rendezvous_failed",        "nodes_lost",
+        "nodes_unreachable",       "open_files_limited",       "nccl_bandwidth_low"};
     return names;
 }
 

@@ -156,6 +156,10 @@ struct HealthPolicy {
     std::uint64_t retired_pages_max = 63;
     std::uint64_t uncorrectable_remapped_rows_max = 512;
     double nvlink_crc_per_second_max = 100;
+    // The share of the expected bus bandwidth (the transport's: RDMA ports'
+    // rates, the socket interface's speed) under which the proof across
+    // nodes is "nccl_bandwidth_low", in percent.
+    std::uint64_t proof_bandwidth_min_percent = 50;
     // The Xids that count as critical ("xid_critical").
     std::vector<int> critical_xids;
 

@@ -639,6 +639,9 @@ void Loader::read_policy(const toml::table& table, const std::string& file) {
     count_limit("memory_in_use_min_mib", set_.policy.memory_in_use_min_mib);
     count_limit("retired_pages_max", set_.policy.retired_pages_max);
     count_limit("uncorrectable_remapped_rows_max", set_.policy.uncorrectable_remapped_rows_max);
+    if (const auto percent = reader.integer("proof_bandwidth_min_percent", 0, 100))
+        set_.policy.proof_bandwidth_min_percent = static_cast<std::uint64_t>(*percent);
+    known.push_back("proof_bandwidth_min_percent");
     if (const auto rate = reader.integer("nvlink_crc_per_second_max", 0, 1000000000))
         set_.policy.nvlink_crc_per_second_max = static_cast<double>(*rate);
     known.push_back("nvlink_crc_per_second_max");

@@ -94,6 +94,39 @@ toml::table gpudirect_table(const GpuDirectReport& gdr) {
     return table;
 }
 
+std::string_view blame_name(ProofBlame blame) {
+    switch (blame) {
+        case ProofBlame::no_part: return "no-part";
+        case ProofBlame::passed: return "passed";
+        case ProofBlame::own_failure: return "own-failure";
+        case ProofBlame::nodes_lost: return "nodes-lost";
+        case ProofBlame::network_timeout: break;
+    }
+    return "network-timeout";
+}
+
+toml::table proof_table(const ProofAcrossNodes& proof) {
+    toml::table table{{"limit_s", static_cast<double>(proof.limit.count()) / 1000},
+                      {"own", std::string(to_string(proof.own))},
+                      {"blame", std::string(blame_name(proof.blame))},
+                      {"nodes", static_cast<std::int64_t>(proof.nodes)},
+                      {"passed", static_cast<std::int64_t>(proof.passed)},
+                      {"heard", proof.heard},
+                      {"lost_count", static_cast<std::int64_t>(proof.lost_count)}};
+    if (!proof.own_detail.empty()) table.insert_or_assign("own_detail", proof.own_detail);
+    toml::array lost;
+    for (const NodeResult& node : proof.lost)
+        lost.push_back(toml::table{{"node", static_cast<std::int64_t>(node.node)},
+                                   {"state", std::string(to_string(node.proof))},
+                                   {"detail", node.detail}});
+    table.insert_or_assign("lost", std::move(lost));
+    if (proof.expected_gb_per_s) {
+        table.insert_or_assign("expected_bus_gb_per_s", *proof.expected_gb_per_s);
+        table.insert_or_assign("expected_from", proof.expected_from);
+    }
+    return table;
+}
+
 }  // namespace
 
 toml::table job_table(const JobShape& job) {
@@ -132,9 +165,12 @@ toml::table network_table(const NetworkReport& network) {
             for (const int rank : met->missing) missing.push_back(static_cast<std::int64_t>(rank));
             rendezvous.insert_or_assign("missing", std::move(missing));
         }
+        if (met->missing_count > 0) rendezvous.insert_or_assign("missing_count", static_cast<std::int64_t>(met->missing_count));
+        if (met->nodes > 0) rendezvous.insert_or_assign("nodes", static_cast<std::int64_t>(met->nodes));
         if (!met->detail.empty()) rendezvous.insert_or_assign("detail", met->detail);
         table.insert_or_assign("rendezvous", std::move(rendezvous));
     }
+    if (const auto& proof = network.proof) table.insert_or_assign("proof", proof_table(*proof));
     return table;
 }
 

@@ -57,6 +57,38 @@ struct GpuChecks {
     std::vector<std::string> checks;
 };
 
+// This node's place in a job across nodes: NCCL's id, the ranks in all,
+// this node's first rank, and the nodes whose ranks take part.
+struct JobRanks {
+    std::string id{};
+    int ranks = 0;
+    int first_rank = 0;
+    int nodes = 1;
+};
+using MakeNcclId = std::function<std::optional<std::string>(std::string& why)>;
+
+// A job over several nodes: how this node's ranks join the job's one
+// communicator, and how the job's outcome comes back (app/network_step.h
+// makes one from network/rendezvous.h).
+class NodeMeeting {
+public:
+    virtual ~NodeMeeting() = default;
+    // Given this node's ranks (0: none to offer, and `why`) and a maker of
+    // NCCL's id (called on node 0 alone, once enough nodes have come): the
+    // id, the ranks in all and this node's first rank; or nullopt with why,
+    // and then no rank of this node joins (the all-reduce is not measured).
+    virtual std::optional<JobRanks> meet(int local_ranks, const MakeNcclId& make_id, std::string& why) = 0;
+    // How long NCCL's communicator across the job and its all-reduce may
+    // take: a limit of their own, never the per-check one.
+    virtual std::chrono::milliseconds proof_limit(int ranks, std::size_t bytes, int repeats) const = 0;
+    // Without waiting: why the job's proof can no longer end well (a node
+    // vanished or failed), once it is known; nullopt until then.
+    virtual std::optional<std::string> lost() = 0;
+    // This node's ranks' outcome, told to the job; where the job's outcome
+    // puts the blame elsewhere, `own` becomes not measured, saying why.
+    virtual void settle(NcclAllReduceResult& own) = 0;
+};
+
 // What the workers measure of the links after their checks (the pod stage
 // judges it): each GPU's host link (pinned copies each way, and the PCIe
 // link read while busy), and for each pair a buffer copied each way between
@@ -65,20 +97,6 @@ struct GpuChecks {
 // pair again through legacy IPC (NCCL_CUMEM_ENABLE=0 would make NCCL take
 // it); and, where the workload's NCCL takes its host buffers from cuMem,
 // host memory on each GPU's NUMA node.
-// A job over several nodes: how this node's ranks join the job's one
-// communicator.  Given this node's ranks and a maker of NCCL's id (called on
-// node 0 alone, once every node has come), it answers the id, the ranks in
-// all and this node's first rank; or nullopt with why, and then no rank of
-// this node joins (the all-reduce is not measured).
-struct JobRanks {
-    std::string id{};
-    int ranks = 0;
-    int first_rank = 0;
-    int nodes = 1;
-};
-using MakeNcclId = std::function<std::optional<std::string>(std::string& why)>;
-using MeetNodes = std::function<std::optional<JobRanks>(int local_ranks, const MakeNcclId& make_id, std::string& why)>;
-
 struct LinkWork {
     bool host_links = false;
     std::vector<std::pair<int, int>> peer_pairs;  // CUDA indices
@@ -89,7 +107,7 @@ struct LinkWork {
     std::string nccl_library;
     std::size_t nccl_bytes = std::size_t{1} << 30;
     int nccl_repeats = 5;
-    MeetNodes meet_nodes{};  // empty: this node's ranks alone
+    NodeMeeting* nodes = nullptr;  // none: this node's ranks alone
     // 8 MiB copies reach 95-98% of 32 MiB's rate on an H100 (51.6-52.9 against
     // 54.1 GB/s; 4 MiB: 40.9 host to device), and pinning them beside the
     // quick checks takes about 10 ms less of a GPU's start than 32 MiB

@@ -341,18 +341,31 @@ void WorkerPool::let_go_at_done() {
 
 std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links) {
     std::vector<Worker*> ranks;
-    for (auto& worker : workers_)
-        if (!worker->checks.empty() && !worker->unmeasured()) ranks.push_back(worker.get());
+    std::string no_rank_why;
+    for (auto& worker : workers_) {
+        if (worker->checks.empty()) continue;
+        if (const auto why = worker->unmeasured()) {
+            if (no_rank_why.empty()) no_rank_why = *why;
+            continue;
+        }
+        ranks.push_back(worker.get());
+    }
     std::sort(ranks.begin(), ranks.end(), [](const Worker* a, const Worker* b) { return a->target.gpu < b->target.gpu; });
-    const bool across_nodes = static_cast<bool>(links.meet_nodes);
-    if (ranks.size() < (across_nodes ? 1U : 2U)) return std::nullopt;
+    NodeMeeting* nodes = links.nodes;
+    // Across nodes, a node with no rank to offer still comes and says so:
+    // the others neither wait for it nor count it.
+    if (!nodes && ranks.size() < 2) return std::nullopt;
     const Clock::duration limit = limit_of(options_.timeout_s);
     NcclAllReduceResult result;
     result.ranks = static_cast<int>(ranks.size());
     // The first rank's worker makes the communicator's id (across nodes: node
     // 0's, once every node has come); every rank joins with it.
-    Worker* first = ranks.front();
+    Worker* first = ranks.empty() ? nullptr : ranks.front();
     const MakeNcclId make_id = [&](std::string& why) -> std::optional<std::string> {
+        if (!first) {
+            why = fmt::format("this node has no GPU to make it with ({})", no_rank_why.empty() ? "none" : no_rank_why);
+            return std::nullopt;
+        }
         first->give_work(limit);
         first->write(format_nccl_id_command(links.nccl_library));
         wait_for({first}, [](const Worker& worker) { return worker.output.nccl_id.has_value(); });
@@ -364,14 +377,24 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
     };
     JobRanks job{{}, result.ranks, 0, 1};
     std::string why;
-    if (across_nodes) {
-        const auto met = links.meet_nodes(result.ranks, make_id, why);
+    if (nodes) {
+        const auto met = nodes->meet(result.ranks, make_id, why);
         if (!met) {
             result.status = PeerCopyStatus::not_measured;
             result.detail = why;
             return result;
         }
         job = *met;
+        if (ranks.empty()) {
+            result.status = PeerCopyStatus::not_measured;
+            result.detail = fmt::format("no GPU of this node could take part: {}",
+                                        no_rank_why.empty() ? "none runs checks" : no_rank_why);
+            result.ranks = job.ranks;
+            result.nodes = job.nodes;
+            nodes->proof_limit(job.ranks, links.nccl_bytes, links.nccl_repeats);  // how long the others may take
+            nodes->settle(result);
+            return result;
+        }
     } else if (auto id = make_id(why)) {
         job.id = std::move(*id);
     } else {
@@ -381,28 +404,50 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
     }
     result.ranks = job.ranks;
     result.nodes = job.nodes;
+    // Across nodes the communicator and the all-reduce have a limit of their
+    // own, from the job's size: the per-check limit is a one-node figure.
+    const Clock::duration proof_limit =
+        nodes ? Clock::duration(nodes->proof_limit(job.ranks, links.nccl_bytes, links.nccl_repeats)) : limit;
     for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
-        ranks[rank]->give_work(limit);
+        ranks[rank]->give_work(proof_limit);
         ranks[rank]->write(format_nccl_all_reduce_command(job.ranks, job.first_rank + static_cast<int>(rank),
                                                           links.nccl_bytes, links.nccl_repeats, job.id,
                                                           links.nccl_library));
     }
-    wait_for(ranks, [](const Worker& worker) { return worker.output.nccl.has_value(); });
+    // A node lost meanwhile (vanished, failed) leaves this node's ranks
+    // waiting for it in vain: they stop at once instead of at the limit.
+    std::optional<std::string> lost;
+    wait_for(ranks, [&](const Worker& worker) {
+        if (worker.output.nccl) return true;
+        if (nodes && !lost) lost = nodes->lost();
+        return lost.has_value();
+    });
     result.status = PeerCopyStatus::passed;
-    for (const Worker* worker : ranks) {
+    for (Worker* worker : ranks) {
         const auto& line = worker->output.nccl;
+        if (!line && lost) {
+            if (!worker->ended) {
+                kill_at_limit(*worker);
+                worker->read();
+                worker->ended = true;
+            }
+            result.status = PeerCopyStatus::not_measured;
+            result.detail = fmt::format("stopped waiting: {}", *lost);
+            break;
+        }
         if (!line) {
             const bool killed = worker->killed_at_limit();
             result.status = killed ? PeerCopyStatus::timeout : PeerCopyStatus::error;
             result.detail = killed ? fmt::format("GPU {}'s rank did not finish within {:g} s; its worker was killed",
-                                                 worker->target.gpu, options_.timeout_s)
+                                                 worker->target.gpu,
+                                                 std::chrono::duration<double>(proof_limit).count())
                                    : fmt::format("GPU {}'s worker ended without an answer", worker->target.gpu);
-            return result;
+            break;
         }
         if (!line->ok) {
             result.status = line->ms > 0 ? PeerCopyStatus::wrong_bytes : PeerCopyStatus::error;
             result.detail = fmt::format("GPU {}: {}", worker->target.gpu, line->detail);
-            return result;
+            break;
         }
         result.init_ms = std::max(result.init_ms, line->init_ms);
         if (line->ms >= result.ms) {
@@ -412,6 +457,12 @@ std::optional<NcclAllReduceResult> WorkerPool::all_reduce(const LinkWork& links)
         }
         if (result.transport.empty()) result.transport = line->transport;
     }
+    if (result.status != PeerCopyStatus::passed) {
+        // One rank's failure decides; what the others measured is not kept.
+        result.ms = 0;
+        result.bus_gb_per_s = 0;
+    }
+    if (nodes) nodes->settle(result);
     return result;
 }
 

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <thread>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "harness.h"
+#include "network/rendezvous.h"
 #include "support/reliability_record.h"
 
 using e2e::TempDir;
@@ -662,4 +665,261 @@ TEST_CASE("nccl: a node that never comes ends the wait at the limit with nodes_m
                         "nodes_missing names them after --rendezvous-timeout (1 s); the all-reduce is not measured, "
                         "never failed",
                         "nothing");
+}
+
+namespace {
+
+// A node of the job started in the background: provision with its report
+// on stdout into `report.json` of its folder.
+struct BackgroundNode {
+    pid_t pid = -1;
+    std::string report_path;
+};
+
+std::map<std::string, std::string> simulated_node(const TempDir& dir, int nodes, int rank, int port,
+                                                  std::map<std::string, std::string> extra = {}) {
+    std::map<std::string, std::string> env = {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                                              {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
+                                              {"PROVISION_FAKE_GPU_FIXTURE", machine(dir, "")},
+                                              {"PROVISION_TEST_WORKER", "simulate"},
+                                              {"PROVISION_DETECT_TIMEOUT", "10"},
+                                              {"PATH", dir.file("no-bin")},
+                                              {"HOME", dir.file("no-home")}};
+    for (auto& [name, value] : node_of_job(dir, nodes, rank, port)) env[name] = value;
+    for (auto& [name, value] : extra) env[name] = value;
+    return env;
+}
+
+BackgroundNode start_node(const TempDir& dir, const std::map<std::string, std::string>& env,
+                          std::vector<std::string> extra_args = {}) {
+    BackgroundNode node;
+    node.report_path = dir.file("report.json");
+    const int out = ::open(node.report_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(out >= 0);
+    std::vector<std::string> args = {PROVISION_BINARY, "--check", "--json", "--validate=full", "--python",
+                                     venv(dir, true), "--env-file", dir.file("env")};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    node.pid = e2e::start(args, env, out);
+    ::close(out);
+    return node;
+}
+
+// Waits for a background node; its exit status and report.
+std::pair<int, nlohmann::json> finish(const BackgroundNode& node) {
+    int status = 0;
+    REQUIRE(::waitpid(node.pid, &status, 0) == node.pid);
+    REQUIRE(WIFEXITED(status));
+    return {WEXITSTATUS(status), nlohmann::json::parse(e2e::read_file(node.report_path))};
+}
+
+e2e::Result run_node(const TempDir& dir, const std::map<std::string, std::string>& env,
+                     std::vector<std::string> extra_args = {}) {
+    std::vector<std::string> args = {"--check", "--json", "--validate=full", "--python", venv(dir, true),
+                                     "--env-file", dir.file("env")};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    return e2e::provision(args, env);
+}
+
+// A node that knows the job's variables, played in this process with
+// provision's own rendezvous code: it comes, and then whatever `then` does.
+provision::network::RendezvousConfig stranger(int nodes, int rank, int port) {
+    provision::network::RendezvousConfig config;
+    config.master_addr = "127.0.0.1";
+    config.port = static_cast<std::uint16_t>(port);
+    config.nodes = nodes;
+    config.min_nodes = nodes;
+    config.node_rank = rank;
+    config.local_ranks = 1;
+    config.job_key = provision::network::rendezvous_job_key("127.0.0.1", "29500", nodes, "");
+    config.limit = std::chrono::milliseconds(60000);
+    return config;
+}
+
+const provision::network::MakeId kNoId = [](std::string&) -> std::optional<std::string> { return std::nullopt; };
+
+}  // namespace
+
+TEST_CASE("nccl: a node that joins and vanishes never fails a healthy node, which names it and starts",
+          "[nccl][full][network][proof]") {
+    if (skip_without_prerequisites()) return;
+    const int port = free_port();
+    TempDir dir;
+    // Node 1 comes, hears node 0's id, and goes away (killed, evicted, or a
+    // process that knows the job's address, port and size).  Node 0's NCCL
+    // would then wait for it: the simulated all-reduce hangs as NCCL's does.
+    std::thread vanishing([&] {
+        provision::network::Meeting one(stranger(2, 1, port));
+        CHECK(one.meet(kNoId).status == provision::network::RendezvousStatus::joined);
+    });
+    const auto result = run_node(dir, simulated_node(dir, 2, 0, port, {{"PROVISION_TEST_FAULT", "nccl=hang"}}),
+                                 {"--explain"});
+    vanishing.join();
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    CHECK(report["verdict"] == "degraded");
+    CHECK(report["nccl"]["all_reduce"]["status"] == "not-measured");
+    CHECK(findings_of(report, "nccl_all_reduce_failed").empty());
+    const auto lost = findings_of(report, "nodes_lost");
+    REQUIRE(lost.size() == 1);
+    CHECK(has(lost[0]["message"], "node 1 vanished"));
+    CHECK(report["network"]["proof"]["blame"] == "nodes-lost");
+    CHECK(report["network"]["proof"]["lost"][0]["node"] == 1);
+    reliability::record("network", "--validate=full on 2 nodes; node 1 comes to the rendezvous, hears the NCCL id "
+                                   "and vanishes",
+                        "node 0 stops waiting at once, names node 1 in nodes_lost (degraded); its all-reduce is not "
+                        "measured, never failed",
+                        "nothing");
+}
+
+TEST_CASE("nccl: the node whose NCCL failed carries the failure; the other names it and is not failed",
+          "[nccl][full][network][proof]") {
+    if (skip_without_prerequisites()) return;
+    const int port = free_port();
+    TempDir first, second;
+    const auto node1 = start_node(second, simulated_node(second, 2, 1, port, {{"PROVISION_TEST_FAULT", "nccl=error"}}));
+    const auto result = run_node(first, simulated_node(first, 2, 0, port, {{"PROVISION_TEST_FAULT", "nccl=hang"}}));
+    const auto [status1, report1] = finish(node1);
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    const auto report0 = e2e::report(result);
+    CHECK(findings_of(report0, "nccl_all_reduce_failed").empty());
+    const auto lost = findings_of(report0, "nodes_lost");
+    REQUIRE(lost.size() == 1);
+    CHECK(has(lost[0]["message"], "node 1 failed"));
+    CHECK(has(lost[0]["message"], "simulated: error"));
+    CHECK(status1 == 5);
+    const auto failed = findings_of(report1, "nccl_all_reduce_failed");
+    REQUIRE(failed.size() == 1);
+    CHECK(has(failed[0]["message"], "on 2 nodes"));
+    CHECK(report1["network"]["proof"]["blame"] == "own-failure");
+}
+
+TEST_CASE("nccl: every node timed out together: the network between them, no node failed",
+          "[nccl][full][network][proof]") {
+    if (skip_without_prerequisites()) return;
+    const int port = free_port();
+    TempDir first, second;
+    const std::map<std::string, std::string> hang = {{"PROVISION_TEST_FAULT", "nccl=hang"},
+                                                      {"PROVISION_PROOF_TIMEOUT", "1"}};
+    const auto node1 = start_node(second, simulated_node(second, 2, 1, port, hang));
+    const auto result = run_node(first, simulated_node(first, 2, 0, port, hang));
+    const auto [status1, report1] = finish(node1);
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    CHECK(status1 == 0);
+    for (const auto& report : {e2e::report(result), report1}) {
+        CHECK(findings_of(report, "nccl_all_reduce_failed").empty());
+        const auto unreachable = findings_of(report, "nodes_unreachable");
+        REQUIRE(unreachable.size() == 1);
+        CHECK(has(unreachable[0]["message"], "not at any GPU"));
+        CHECK(report["network"]["proof"]["limit_s"] == 1.0);
+    }
+}
+
+TEST_CASE("nccl: with a token, strangers are refused and learn nothing; the job's nodes meet and pass",
+          "[nccl][full][network][proof][token]") {
+    if (skip_without_prerequisites()) return;
+    const int port = free_port();
+    TempDir first, second, secrets;
+    const std::string secret = "7f3c-the-jobs-token-9a1e";
+    e2e::write_file(secrets.file("token"), secret + "\n");
+    const std::vector<std::string> token = {"--rendezvous-token-file", secrets.file("token")};
+    const auto node0 = start_node(first, simulated_node(first, 2, 0, port), token);
+    // A stranger without the token, and one with another.
+    {
+        provision::network::Meeting without(stranger(2, 1, port));
+        const auto outcome = without.meet(kNoId);
+        CHECK(outcome.status == provision::network::RendezvousStatus::refused);
+        CHECK(outcome.id.empty());
+        auto wrong = stranger(2, 1, port);
+        wrong.token = provision::network::RendezvousToken::of("a guess");
+        provision::network::Meeting guessing(wrong);
+        const auto guessed = guessing.meet(kNoId);
+        CHECK(guessed.status == provision::network::RendezvousStatus::refused);
+        CHECK(guessed.id.empty());
+    }
+    const auto result = run_node(second, simulated_node(second, 2, 1, port), token);
+    const auto [status0, report0] = finish(node0);
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    CHECK(status0 == 0);
+    for (const auto& report : {report0, e2e::report(result)}) {
+        CHECK(report["nccl"]["all_reduce"]["status"] == "passed");
+        CHECK(report["network"]["rendezvous"]["status"] == "joined");
+        CHECK(report.dump().find(secret) == std::string::npos);
+    }
+    CHECK(result.err.find(secret) == std::string::npos);
+    CHECK(e2e::read_file(second.file("env")).find(secret) == std::string::npos);
+}
+
+TEST_CASE("nccl: 16 nodes as processes meet with consistent ranks and all pass", "[nccl][full][network][proof]") {
+    if (skip_without_prerequisites()) return;
+    const int nodes = 16;
+    const int port = free_port();
+    std::vector<std::unique_ptr<TempDir>> dirs;
+    std::vector<BackgroundNode> started;
+    for (int rank = 1; rank < nodes; ++rank) {
+        dirs.push_back(std::make_unique<TempDir>());
+        started.push_back(start_node(*dirs.back(), simulated_node(*dirs.back(), nodes, rank, port),
+                                     {"--worker-processes", "1"}));
+    }
+    TempDir zero;
+    const auto result = run_node(zero, simulated_node(zero, nodes, 0, port), {"--worker-processes", "1"});
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    const auto report0 = e2e::report(result);
+    CHECK(report0["network"]["rendezvous"]["first_rank"] == 0);
+    CHECK(report0["nccl"]["all_reduce"]["ranks"] == 2 * nodes);
+    CHECK(report0["network"]["proof"]["passed"] == nodes);
+    for (int rank = 1; rank < nodes; ++rank) {
+        const auto [status, report] = finish(started[static_cast<std::size_t>(rank - 1)]);
+        INFO(rank);
+        CHECK(status == 0);
+        CHECK(report["network"]["rendezvous"]["first_rank"] == 2 * rank);  // two GPUs a node
+        CHECK(report["nccl"]["all_reduce"]["status"] == "passed");
+        CHECK(report["nccl"]["all_reduce"]["ranks"] == 2 * nodes);
+    }
+}
+
+TEST_CASE("nccl: a rendezvous port that is MASTER_PORT is refused before anything listens",
+          "[nccl][full][network]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    auto env = simulated_node(dir, 2, 0, 29500);  // MASTER_PORT is 29500 too
+    const auto result = run_node(dir, env);
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    const auto failed = findings_of(report, "rendezvous_failed");
+    REQUIRE(failed.size() == 1);
+    CHECK(has(failed[0]["message"], "is the job's MASTER_PORT"));
+    CHECK(report["nccl"]["all_reduce"]["status"] == "not-measured");
+}
+
+TEST_CASE("nccl: provision in torchrun's worker of LOCAL_RANK 1 leaves the meeting to local rank 0",
+          "[nccl][full][network]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    // No node 0 anywhere: a worker that met would wait out the limit (60 s).
+    auto env = simulated_node(dir, 2, 1, free_port(), {{"LOCAL_RANK", "1"}});
+    const auto result = run_node(dir, env);
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    const auto report = e2e::report(result);
+    CHECK(findings_of(report, "nodes_missing").empty());
+    CHECK_FALSE(report["network"].contains("rendezvous"));
+    CHECK(has(report.dump(), "only local rank 0's meets the other nodes"));
+}
+
+TEST_CASE("nccl: a token file that cannot be read keeps the node out, saying why", "[nccl][full][network][token]") {
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    const auto result = run_node(dir, simulated_node(dir, 2, 1, free_port()),
+                                 {"--rendezvous-token-file", dir.file("no-such-token")});
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    const auto failed = findings_of(e2e::report(result), "rendezvous_failed");
+    REQUIRE(failed.size() == 1);
+    CHECK(has(failed[0]["message"], "cannot be used"));
 }

@@ -298,3 +298,20 @@ TEST_CASE("an interface list that cannot be read is a note, never a crash", "[ne
     const auto report = e2e::report(result);
     CHECK(findings_of(report, "bootstrap_interface_down").size() == 1);
 }
+
+TEST_CASE("an elastic job's MIN that is no count from 1 to MAX is a note, and the job is MAX nodes", "[network]") {
+    TempDir dir;
+    Machine machine;
+    for (const char* value : {"a:4", "5:4", "-3:4", "0:4"}) {
+        INFO(value);
+        const auto result = check(dir, machine.env({{"PET_NNODES", value}, {"PET_NODE_RANK", "1"},
+                                                    {"MASTER_ADDR", "10.0.0.1"}}));
+        CHECK(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["job"]["nodes"] == 4);
+        CHECK(has(report.dump(), "an elastic job's MIN must be a whole number from 1 to MAX"));
+    }
+    const auto good = check(dir, machine.env({{"PET_NNODES", "2:4"}, {"PET_NODE_RANK", "1"},
+                                              {"MASTER_ADDR", "10.0.0.1"}}));
+    CHECK_FALSE(has(e2e::report(good).dump(), "elastic job's MIN"));
+}

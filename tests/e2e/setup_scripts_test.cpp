@@ -61,7 +61,7 @@ TEST_CASE("scripts/run installs only what building and running needs; scripts/in
     CHECK(run.out == "provision ran: --version\n");
     const auto for_run = installed(log);
     for (const char* needed : {"cmake", "g++", "libtomlplusplus-dev", "libfmt-dev", "libcli11-dev",
-                               "libcurl4-openssl-dev", "nlohmann-json3-dev"}) {
+                               "libcurl4-openssl-dev", "nlohmann-json3-dev", "libsodium-dev"}) {
         INFO(needed);
         CHECK(for_run.count(needed) == 1);
     }

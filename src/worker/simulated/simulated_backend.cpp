@@ -169,7 +169,8 @@ public:
         return {result.ok, result.numa_node, result.ok ? "simulated" : result.failure.detail};
     }
 
-    NcclIdLine nccl_id(const LinkCommand&) override { return {true, "simulated", "simulated"}; }
+    // NCCL's id is 128 bytes, written as hex as the real worker writes it.
+    NcclIdLine nccl_id(const LinkCommand&) override { return {true, std::string(256, 'a'), "simulated"}; }
 
     void stage_host_link(std::size_t) override {}  // the acted-out link copies nothing
 
