@@ -11,7 +11,10 @@
 // peak resident memory and its CPU time.
 //
 // usage: rendezvous_scale [NODES...]      (default 16 256 1024)
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +58,20 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+// Node 0 listens: the nodes then arrive at once (a probe connection that
+// says nothing is dropped by node 0 as any idle one is).
+void wait_until_listening(std::uint16_t port) {
+    for (int tries = 0; tries < 1000; ++tries) {
+        Socket probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(port);
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::connect(probe.fd(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
 void raise_file_limit() {
     rlimit limit{};
     ::getrlimit(RLIMIT_NOFILE, &limit);
@@ -91,6 +108,7 @@ void measure(int nodes) {
         node_zero(nodes, port, pipe_fds[1]);
     }
     ::close(pipe_fds[1]);
+    wait_until_listening(port);
     std::vector<Clock::time_point> arrived(static_cast<std::size_t>(nodes)), answered(arrived), reported(arrived),
         heard(arrived);
     std::atomic<int> joined{0}, passed{0};

@@ -38,7 +38,8 @@ constexpr std::chrono::milliseconds kHelloWithin{5000};
 // for this long: torchrun's own rendezvous's last call (30 s by default,
 // torch/distributed/elastic/rendezvous/dynamic_rendezvous.py, RendezvousTimeout).
 constexpr std::chrono::milliseconds kLastCall{30000};
-// Connections that have not yet said who they are, beyond the nodes'.
+// Connections that have not yet said who they are, beyond one for each node
+// still to come: the oldest goes when one more comes.
 constexpr std::size_t kMostIdleConnections = 64;
 constexpr std::int64_t kMostRanksANode = 4096;
 constexpr std::int64_t kMostRanks = std::int64_t{1} << 24;
@@ -154,9 +155,10 @@ std::optional<IpAddress> resolve_until(const std::string& master_addr, Clock::ti
     }
 }
 
-// The descriptors node 0 holds at most: one a node, the idle connections,
-// and a margin for the workers' pipes and the files of the run.
-rlim_t descriptors_needed(int nodes) { return static_cast<rlim_t>(nodes) + kMostIdleConnections + 256; }
+// The descriptors node 0 holds at most: one a node counted and one a node
+// still saying its hello, the idle connections beyond them, and a margin for
+// the workers' pipes and the files of the run.
+rlim_t descriptors_needed(int nodes) { return 2 * static_cast<rlim_t>(nodes) + kMostIdleConnections + 256; }
 
 // Raises the soft limit on open files toward the hard one where node 0 needs
 // more; a note where even the hard limit is short.
@@ -326,7 +328,11 @@ RendezvousOutcome Meeting::serve(const MakeId& make_id) {
             while (true) {
                 const int fd = ::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (fd < 0) break;
-                if (pending.size() >= kMostIdleConnections) pending.erase(pending.begin());
+                // Room for every node still to come at once (a job's nodes
+                // arrive together), and kMostIdleConnections more.
+                const std::size_t room = static_cast<std::size_t>(config_.nodes - 1) - counted.size() +
+                                         kMostIdleConnections;
+                if (pending.size() >= room) pending.erase(pending.begin());
                 auto peer = std::make_unique<Peer>();
                 peer->socket = Socket(fd);
                 peer->drop_at = Clock::now() + kHelloWithin;

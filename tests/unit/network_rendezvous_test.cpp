@@ -584,6 +584,27 @@ TEST_CASE("nodes as processes of their own meet the same way", "[network][rendez
     }
 }
 
+TEST_CASE("a job's nodes that all arrive at once are all let in", "[network][rendezvous]") {
+    // 300 nodes connect together, far more than the idle connections node 0
+    // holds beyond them (bench/network/rendezvous_scale found 1,024 nodes
+    // pushed out by their own number).
+    const int nodes = 300;
+    const auto port = free_port();
+    const auto limit = std::chrono::milliseconds(30000);
+    Meeting zero(node(port, nodes, 0, 1, limit));
+    auto met = std::async(std::launch::async, [&] { return zero.meet(kId); });
+    ::close(connect_retrying(port));
+    std::atomic<int> joined{0};
+    std::vector<std::thread> threads;
+    for (int rank = 1; rank < nodes; ++rank)
+        threads.emplace_back([&, rank] {
+            if (meet(node(port, nodes, rank, 1, limit)).status == RendezvousStatus::joined) ++joined;
+        });
+    for (auto& thread : threads) thread.join();
+    CHECK(met.get().status == RendezvousStatus::joined);
+    CHECK(joined == nodes - 1);
+}
+
 TEST_CASE("the job's key: the same on every node of one job, another for another job", "[network][rendezvous]") {
     CHECK(rendezvous_job_key("10.0.0.1", "29500", 4, "") == rendezvous_job_key("10.0.0.1", "29500", 4, ""));
     CHECK(rendezvous_job_key("10.0.0.1", "29500", 4, "") != rendezvous_job_key("10.0.0.1", "29500", 2, ""));
