@@ -230,6 +230,17 @@ std::string fill(std::string_view form, const Finding& finding, const ActionFact
     return text;
 }
 
+// What the node's operator does for a GPU's Xids, by NVSentinel's action.
+std::string_view xid_words(FleetAction action) {
+    switch (action) {
+        case F::restart_bm: return "reboot the node";
+        case F::component_reset: return "reset {gpu} (nvidia-smi -r{smi})";
+        case F::restart_app: return "restart the workload: the fault was its own";
+        case F::none: return "nothing for now: watch {gpu}";
+        default: return "have {gpu} looked at: the driver's log names the Xid";
+    }
+}
+
 }  // namespace
 
 int fleet_severity(FleetAction action) {
@@ -301,6 +312,8 @@ std::vector<Action> actions_for(const std::vector<Finding>& findings, const Acti
                 for (int xid : it->second)
                     if (fleet_severity(xid_fleet_action(xid)) > fleet_severity(strongest)) strongest = xid_fleet_action(xid);
                 action.fleet = strongest;
+                action.what = fmt::format("{} (NVSentinel's action for Xid {})",
+                                          fill(xid_words(strongest), finding, facts), fmt::join(it->second, ", "));
             }
         }
         actions.push_back(std::move(action));

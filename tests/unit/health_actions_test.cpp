@@ -131,6 +131,8 @@ TEST_CASE("a critical Xid takes the strongest of NVSentinel's actions for its Xi
     CHECK(actions_for({finding("xid_critical")}, with_xids).front().fleet == FleetAction::component_reset);
     with_xids.xids[0] = {119, 79};
     CHECK(actions_for({finding("xid_critical")}, with_xids).front().fleet == FleetAction::restart_bm);
+    CHECK(actions_for({finding("xid_critical")}, with_xids).front().what ==
+          "reboot the node (NVSentinel's action for Xid 119, 79)");
     with_xids.xids[0] = {92};
     CHECK(actions_for({finding("xid_critical")}, with_xids).front().fleet == FleetAction::none);
     CHECK(xid_fleet_action(48) == FleetAction::unknown);
