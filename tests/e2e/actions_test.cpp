@@ -127,13 +127,15 @@ TEST_CASE("the summary's last lines are the actions, grouped by who acts, each o
     const auto result = run(dir, fixture, {"--explain"});
     INFO(result.err);
     const auto lines = action_lines(result.err);
-    REQUIRE(lines.size() == 3);
+    // The fixture's two GPUs have no peer access (p2p_unavailable): a node's matter too.
+    REQUIRE(lines.size() == 4);
     CHECK(lines[0].starts_with("container: GPU 0 is shared"));
     CHECK(lines[1].starts_with("node: check the node's cooling for GPU 0"));
     CHECK(lines[2].starts_with("node: check the node's cooling for GPU 1"));
+    CHECK(lines[3].starts_with("node: where the GPUs should reach each other directly"));
     CHECK(has(lines[1], "fleet: CONTACT_SUPPORT"));
     // Nothing follows them but the closing rule.
-    CHECK(has(result.err, lines[2] + "\n===="));
+    CHECK(has(result.err, lines[3] + "\n===="));
     // --explain puts each finding's action under it.
     CHECK(has(result.err, "    to do (node): check the node's cooling for GPU 0"));
 }

@@ -421,10 +421,10 @@ TEST_CASE("the number formats tell Blackwell's families apart: MXFP8 on the data
 TEST_CASE("the Rubin fixture classifies as rubin and takes the rubin order in every workload") {
     const std::vector<std::pair<std::string, std::string>> workloads = {
         {"generic", "sdpa"}, {"transformers", "sdpa"}, {"diffusers", "sdpa"}, {"comfyui", "sdpa"},
-        {"sglang", "sdpa"},  {"vllm", "flex"}};
+        {"sglang", "sdpa"},  {"vllm", "flash2"}};  // vLLM's own FA2 build
     e2e::TempDir dir;
     Site site(dir, "site");
-    site.torch("2.11.0+cu130", "13.0").install("triton", "3.6.0");
+    site.torch("2.11.0+cu130", "13.0").install("triton", "3.6.0").install("vllm", "0.20.0").install("sglang", "0.5.4");
     for (const auto& [workload, expected] : workloads) {
         INFO(workload);
         const auto result = run(dir, e2e::gpu_fixture("rubin"), site, {"--workload", workload});
