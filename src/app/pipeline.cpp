@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "app/compiled_code.h"
+#include "app/finding_actions.h"
 #include "app/network_step.h"
 #include "app/publishing.h"
 #include "app/validation_step.h"
@@ -309,6 +310,7 @@ Plan plan_run(const Options& options, RoundMemory memory) {
     report.pod = assess_pod(report.inventory, recipes, workload, copies, nccl, UserValues(options.process_environment),
                             sysfs_root(options));
     report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
+    report.actions = finding_actions(report, recipes);  // every finding is in
 
     const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, report));
     report.verdict = outcome.verdict;

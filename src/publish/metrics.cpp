@@ -212,6 +212,32 @@ const std::vector<MetricFamily>& metric_table() {
                  out.push_back({labels, 1});
              }
          }},
+        // What the findings ask to be done, by who acts and NVSentinel's action
+        // for the node, so that a remediation controller can act on the metric
+        // alone; alike findings are one sample counting them, as above.
+        {"provision_finding_action", MetricType::gauge,
+         "Health findings by the action they ask for: who acts (container, image, node, job, none) and the node's "
+         "action in NVSentinel's words; how many.",
+         true,
+         [](const PublishedRun& run, Samples& out) {
+             const Report& report = *run.report;
+             std::map<std::tuple<int, std::string, Actor, FleetAction>, std::size_t> sample_of;
+             for (std::size_t i = 0; i < report.findings.size() && i < report.actions.size(); ++i) {
+                 const Finding& finding = report.findings[i];
+                 const Action& action = report.actions[i];
+                 const int gpu = std::max(finding.gpu, -1);
+                 const auto [it, added] = sample_of.try_emplace({gpu, finding.signal, action.actor, action.fleet}, out.size());
+                 if (!added) {
+                     out[it->second].value += 1;
+                     continue;
+                 }
+                 Labels labels = gpu >= 0 ? gpu_labels(report.inventory, gpu) : Labels{};
+                 labels.emplace_back("signal", finding.signal);
+                 labels.emplace_back("actor", std::string(to_string(action.actor)));
+                 labels.emplace_back("fleet_action", std::string(to_string(action.fleet)));
+                 out.push_back({labels, 1});
+             }
+         }},
         {"provision_attention_path", MetricType::gauge,
          "Each mechanism's hardware path (its recipe's checks) across the GPUs: 1 for the current state, 0 for the "
          "others.",

@@ -1,5 +1,6 @@
 #include "publish/node_labels.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "core/label_rules.h"
 #include "core/text.h"
 #include "formats/format_state.h"
+#include "health/actions.h"
 #include "publish/node_facts.h"
 
 namespace provision {
@@ -24,6 +26,12 @@ struct LabelRow {
 };
 
 std::string boolean(bool value) { return value ? "true" : "false"; }
+
+// Whether a finding asks `actor` to act.
+bool asks(const Report& report, Actor actor) {
+    return std::any_of(report.actions.begin(), report.actions.end(),
+                       [&](const Action& action) { return action.actor == actor && !action.what.empty(); });
+}
 
 const Gpu* least_capable(const PublishedRun& run) { return least_capable_gpu(run.report->inventory); }
 
@@ -74,6 +82,27 @@ const std::vector<LabelRow>& label_table() {
          }},
         {"health", true, [](const PublishedRun& run, const std::string&) -> Value {
              return std::string(to_string(health_level(*run.report)));
+         }},
+        // Who must act on the findings (docs/DESIGN.md "What to do about a
+        // finding"), and the strongest node action in NVSentinel's words.
+        {"action.container", true, [](const PublishedRun& run, const std::string&) -> Value {
+             return boolean(asks(*run.report, Actor::container));
+         }},
+        {"action.image", true, [](const PublishedRun& run, const std::string&) -> Value {
+             return boolean(asks(*run.report, Actor::image));
+         }},
+        {"action.job", true, [](const PublishedRun& run, const std::string&) -> Value {
+             return boolean(asks(*run.report, Actor::job));
+         }},
+        {"action.node", true, [](const PublishedRun& run, const std::string&) -> Value {
+             return boolean(asks(*run.report, Actor::node));
+         }},
+        {"action.fleet", true, [](const PublishedRun& run, const std::string&) -> Value {
+             FleetAction strongest = FleetAction::none;
+             for (const Action& action : run.report->actions)
+                 if (action.actor == Actor::node && fleet_severity(action.fleet) > fleet_severity(strongest))
+                     strongest = action.fleet;
+             return std::string(to_string(strongest));
          }},
         {"gpu.count", true, [](const PublishedRun& run, const std::string&) -> Value {
              return std::to_string(run.report->inventory.gpus.size());

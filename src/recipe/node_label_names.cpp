@@ -10,6 +10,7 @@ const std::vector<std::string_view>& builtin_label_names() {
     // In the order of the label table (src/publish/node_labels.cpp).
     static const std::vector<std::string_view> names = {
         "verdict",        "validated",   "timestamp",   "error",       "validated.timestamp", "validation",        "health",
+        "action.container", "action.image", "action.job", "action.node", "action.fleet",
         "gpu.count",      "gpu.family",  "gpu.product", "gpu.compute", "gpu.compute.major", "gpu.compute.minor",
         "driver.version", "cuda.driver", "cuda.driver.major",          "cuda.driver.minor",
         "p2p",            "rdma",        "rdma.link_layer",            "gpudirect"};

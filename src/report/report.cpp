@@ -91,15 +91,25 @@ toml::array native_array(const std::vector<NativePackageReport>& packages) {
     return array;
 }
 
-toml::array findings_array(const std::vector<Finding>& findings) {
+toml::table action_table(const Action& action) {
+    toml::table table{{"actor", std::string(to_string(action.actor))}, {"fleet", std::string(to_string(action.fleet))}};
+    if (!action.what.empty()) table.insert_or_assign("what", action.what);
+    if (!action.docker.empty()) table.insert_or_assign("docker", action.docker);
+    if (!action.kubernetes.empty()) table.insert_or_assign("kubernetes", action.kubernetes);
+    return table;
+}
+
+toml::array findings_array(const std::vector<Finding>& findings, const std::vector<Action>& actions) {
     toml::array array;
-    for (const auto& finding : findings) {
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+        const Finding& finding = findings[i];
         toml::table entry;
         if (finding.gpu >= 0) entry.insert_or_assign("gpu", finding.gpu);
         if (finding.nvml_index >= 0) entry.insert_or_assign("nvml_index", finding.nvml_index);
         entry.insert_or_assign("signal", finding.signal);
         entry.insert_or_assign("level", std::string(to_string(finding.level)));
         entry.insert_or_assign("message", finding.words);
+        if (i < actions.size()) entry.insert_or_assign("action", action_table(actions[i]));
         array.push_back(std::move(entry));
     }
     return array;
@@ -201,6 +211,33 @@ std::string python_line(const WorkloadPython& python) {
     if (python.environment != EnvironmentKind::none) facts.push_back(environment_name(python.environment));
     facts.push_back(source_words(python.source));
     return fmt::format("{} ({})", python.executable, fmt::join(facts, ", "));
+}
+
+// "give /dev/shm 1 GiB or more; Docker: --shm-size=1g; Kubernetes: ...",
+// "reset GPU 0 (nvidia-smi -r -i 0); fleet: COMPONENT_RESET".
+std::string action_words(const Action& action) {
+    std::string text = action.what;
+    if (!action.docker.empty()) text += fmt::format("; Docker: {}", action.docker);
+    if (!action.kubernetes.empty()) text += fmt::format("; Kubernetes: {}", action.kubernetes);
+    if (action.actor == Actor::node) text += fmt::format("; fleet: {}", to_string(action.fleet));
+    return text;
+}
+
+// The summary's last lines where the verdict is not ok: each action once,
+// grouped by who acts.
+std::string action_lines(const std::vector<Action>& actions, std::size_t longest) {
+    std::string out;
+    for (const Actor actor : {Actor::container, Actor::image, Actor::job, Actor::node}) {
+        std::vector<std::string> seen;
+        for (const Action& action : actions) {
+            if (action.actor != actor || action.what.empty()) continue;
+            std::string words = action_words(action);
+            if (std::find(seen.begin(), seen.end(), words) != seen.end()) continue;
+            out += fmt::format("    {}: {}\n", to_string(actor), printable(words, longest));
+            seen.push_back(std::move(words));
+        }
+    }
+    return out.empty() ? out : "  What to do, by who acts:\n" + out;
 }
 
 // Every string valid UTF-8 (invalid bytes as U+FFFD), before the writer
@@ -396,7 +433,7 @@ std::string render_json(const Report& report, JsonLayout layout) {
     for (const auto& note : report.inventory.notes) warnings.push_back(note);
     for (const auto& note : report.notes) warnings.push_back(note);
     root.insert_or_assign("warnings", std::move(warnings));
-    root.insert_or_assign("findings", findings_array(report.findings));
+    root.insert_or_assign("findings", findings_array(report.findings, report.actions));
     root.insert_or_assign("verdict", std::string(to_string(report.verdict)));
     toml::table timings;
     for (const auto& [phase, ms] : report.timings.phases()) put_number(timings, std::string(to_string(phase)), ms);
@@ -477,8 +514,13 @@ std::string render_summary(const Report& report, bool explain) {
         line("Network", network);
     line("Env file", report.env_file.empty() ? std::string("not written") : report.env_file);
     line("Verdict", std::string(to_string(report.verdict)));
-    for (const auto& finding : report.findings)
+    for (std::size_t i = 0; i < report.findings.size(); ++i) {
+        const Finding& finding = report.findings[i];
         out += fmt::format("  health ({}): {}\n", to_string(finding.level), printable(finding.words, kLongest));
+        if (explain && i < report.actions.size() && !report.actions[i].what.empty())
+            out += fmt::format("    to do ({}): {}\n", to_string(report.actions[i].actor),
+                               printable(action_words(report.actions[i]), kLongest));
+    }
     for (const auto& warning : report.decision.warnings)
         out += fmt::format("  warning: {}\n", printable(warning, kLongest));
     for (const auto& note : inventory.notes) out += fmt::format("  note: {}\n", printable(note, kLongest));
@@ -528,6 +570,7 @@ std::string render_summary(const Report& report, bool explain) {
             out += fmt::format("    {}={}{}\n", name, printable(value, kLongest),
                                report.env.is_kept(name) ? " (kept from the environment)" : "");
     }
+    if (report.verdict != HealthLevel::ok) out += action_lines(report.actions, kLongest);
     out += "===================================================================\n";
     return out;
 }

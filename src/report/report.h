@@ -11,6 +11,7 @@
 #include "workload_env/env_settings.h"
 #include "formats/formats.h"
 #include "gpu/inventory.h"
+#include "health/action.h"
 #include "health/findings.h"
 #include "health/torch_findings.h"
 #include "network/job_shape.h"
@@ -56,6 +57,7 @@ struct Report {
     EnvSettings env;
     ValidationSummary validation;
     std::vector<Finding> findings;   // health signals and driver faults, weighed by the policy
+    std::vector<Action> actions;     // what each finding asks to be done: one a finding, in the same order
     std::vector<NativePackageReport> native;  // compiled packages judged from their files
     std::optional<CudnnInstall> cudnn;        // the cuDNN torch loads, where its files tell
     PodReport pod;                   // links between the GPUs, their host links, the container's limits

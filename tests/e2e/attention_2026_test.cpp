@@ -414,3 +414,69 @@ TEST_CASE("the number formats tell Blackwell's families apart: MXFP8 on the data
         CHECK(report["formats"]["nvfp4"] == nvfp4);
     }
 }
+
+// Rubin, 10.7 (recipes/architectures.toml): an architecture and a family of
+// its own, ordered as datacenter Blackwell, and only with the R615 driver
+// (CUDA 13.4) that runs its kernels.
+TEST_CASE("the Rubin fixture classifies as rubin and takes the rubin order in every workload") {
+    const std::vector<std::pair<std::string, std::string>> workloads = {
+        {"generic", "sdpa"}, {"transformers", "sdpa"}, {"diffusers", "sdpa"}, {"comfyui", "sdpa"},
+        {"sglang", "sdpa"},  {"vllm", "flash2"}};  // vLLM's own FA2 build
+    e2e::TempDir dir;
+    Site site(dir, "site");
+    site.torch("2.11.0+cu130", "13.0").install("triton", "3.6.0").install("vllm", "0.20.0").install("sglang", "0.5.4");
+    for (const auto& [workload, expected] : workloads) {
+        INFO(workload);
+        const auto result = run(dir, e2e::gpu_fixture("rubin"), site, {"--workload", workload});
+        INFO(result.err);
+        REQUIRE(result.exit_code == 0);
+        const auto report = e2e::report(result);
+        CHECK(report["gpus"][0]["compute_capability"] == "10.7");
+        CHECK(report["gpus"][0]["architecture"] == "rubin");
+        CHECK(report["gpus"][0]["family"] == "rubin");
+        CHECK(report["selected"]["preference"] == "rubin");
+        CHECK(report["selected"]["mechanism"] == expected);
+    }
+}
+
+TEST_CASE("on Rubin FlashAttention 4 needs the CuTe DSL of CUTLASS 4.8, as on datacenter Blackwell it comes first") {
+    e2e::TempDir dir;
+    Site old(dir, "old");
+    old.torch("2.11.0+cu130", "13.0");
+    with_flash4(old, "4.7.1");
+    const auto too_old = e2e::report(run(dir, e2e::gpu_fixture("rubin"), old));
+    CHECK(too_old["selected"]["mechanism"] == "sdpa");
+    CHECK(has(reasons_of(too_old, "flash4"), "nvidia-cutlass-dsl>=4.8"));
+    // The same packages serve a B200.
+    CHECK(e2e::report(run(dir, e2e::gpu_fixture("b200"), old))["selected"]["mechanism"] == "flash4");
+
+    Site site(dir, "site");
+    site.torch("2.11.0+cu130", "13.0");
+    with_flash4(site, "4.8.0");
+    for (const std::string workload : {"generic", "transformers"}) {
+        INFO(workload);
+        CHECK(e2e::report(run(dir, e2e::gpu_fixture("rubin"), site, {"--workload", workload}))["selected"]["mechanism"] ==
+              "flash4");
+    }
+}
+
+TEST_CASE("Rubin's kernels need the driver of CUDA 13.4: an older one serves no GPU mechanism") {
+    e2e::TempDir dir;
+    Site site(dir, "site");
+    site.torch("2.11.0+cu130", "13.0");
+    const auto report = e2e::report(run(dir, machine(dir, "NVIDIA Rubin", "10.7", "13.0"), site));
+    CHECK(report["gpus"][0]["architecture"] == "rubin");
+    CHECK(report["selected"]["mechanism"] == "eager");
+    CHECK(has(reasons_of(report, "sdpa"), "needs a driver for CUDA 13.4 or newer"));
+}
+
+TEST_CASE("on Rubin FlashInfer's JIT cache of 10.0a and 10.3a code does not run") {
+    e2e::TempDir dir;
+    Site site(dir, "site");
+    site.torch("2.11.0+cu130", "13.0");
+    with_flashinfer(site, kJitCacheTargets, {100, 103});
+    const auto report = e2e::report(run(dir, e2e::gpu_fixture("rubin"), site, {"--workload", "vllm"}));
+    CHECK(report["selected"]["mechanism"] != "flashinfer");
+    REQUIRE(candidate(report, "flashinfer"));
+    CHECK((*candidate(report, "flashinfer"))["accepted"] == false);
+}

@@ -450,7 +450,12 @@ TEST_CASE("a GPU with no room for a context beside another process is busy, neve
         REQUIRE(report["validation"]["busy"].size() == 1);
         CHECK(e2e::has(report["validation"]["busy"][0]["reason"], "no room for a context: 1 other process holds 79000 MiB"));
         for (const auto& check : report["validation"]["checks"]) CHECK(check["status"] == "not-measured");
-        CHECK(e2e::findings_of(report, "memory_in_use").size() == 1);
+        REQUIRE(e2e::findings_of(report, "memory_in_use").size() == 1);
+        // A shared GPU: the container's to change, not the node's.
+        const auto action = e2e::findings_of(report, "memory_in_use")[0]["action"];
+        CHECK(action["actor"] == "container");
+        CHECK(action["fleet"] == "NONE");
+        CHECK(e2e::has(result.err, "What to do, by who acts:\n    container: GPU 0 is shared with other processes"));
         CHECK(report["verdict"] == "failed");
         reliability::record("validation", "the worker finds no room for a context while another process holds the GPU",
                             "busy, said with the process and its memory; its checks not-measured, none failed; exit 7 "

@@ -216,6 +216,11 @@ TEST_CASE("RDMA devices the container cannot open: NCCL would fall back to socke
     const auto found = findings_of(report, "rdma_devices_hidden");
     REQUIRE(found.size() == 1);
     CHECK(has(found[0]["message"], "/dev/infiniband/uverbs0"));
+    // The container's change, from the devices the host has.
+    CHECK(found[0]["action"]["actor"] == "container");
+    CHECK(has(found[0]["action"]["docker"], "--device /dev/infiniband/uverbs0 --device /dev/infiniband/rdma_cm"));
+    CHECK(has(found[0]["action"]["kubernetes"], "resourceClaims"));
+    CHECK(has(result.err, "container: give the container the host's RDMA devices; Docker: --device /dev/infiniband/uverbs0"));
     reliability::record("network", "two nodes, /sys lists mlx5_0 but /dev/infiniband is not mounted",
                         "degraded: rdma_devices_hidden says NCCL falls back to TCP and what the pod must request");
 }

@@ -281,6 +281,10 @@ TEST_CASE("the container's /dev/shm, from a real tmpfs of a chosen size: shm_too
     CHECK(has(small[0]["message"], "/dev/shm holds 64 MiB, under the 1 GiB the recipes ask for"));
     CHECK(has(small[0]["message"], "--shm-size=1g or --ipc=host"));
     CHECK(has(small[0]["message"], "emptyDir with medium: Memory at /dev/shm"));
+    CHECK(small[0]["action"]["actor"] == "container");
+    CHECK(small[0]["action"]["docker"] == "--shm-size=1g (or --ipc=host, which shares the host's /dev/shm)");
+    CHECK(has(small[0]["action"]["kubernetes"], "emptyDir: {medium: Memory, sizeLimit: 1Gi}"));
+    CHECK(has(result.err, "  What to do, by who acts:\n    container: give /dev/shm 1 GiB or more; Docker: --shm-size=1g"));
     CHECK(e2e::source_env_file(dir.file("env"), {"PROVISION_ATTENTION"}).at("PROVISION_ATTENTION") == "sdpa");
 
     result = run_with_shm("1g");
@@ -323,6 +327,8 @@ TEST_CASE("RLIMIT_MEMLOCK from a real prlimit: memlock_limited only with RDMA de
     REQUIRE(limited.size() == 1);
     CHECK(has(limited[0]["message"], "RLIMIT_MEMLOCK is 8 MiB with RDMA devices present (mlx5_0)"));
     CHECK(has(limited[0]["message"], "--ulimit memlock=-1"));
+    CHECK(limited[0]["action"]["docker"] == "--ulimit memlock=-1");
+    CHECK(has(limited[0]["action"]["kubernetes"], "securityContext.capabilities.add: [IPC_LOCK]"));
     CHECK(e2e::read_file(dir.file("env")).find("PROVISION_ATTENTION") != std::string::npos);
 
     // Raising the hard limit needs CAP_SYS_RESOURCE, which a container may lack.

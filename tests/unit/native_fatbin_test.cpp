@@ -250,6 +250,33 @@ TEST_CASE("Blackwell's two families never run each other's code", "[native][kern
     CHECK(runs_on(sm(110, a), cc("11.0")));
 }
 
+// Rubin, 10.7 (docs/DESIGN.md "Attention mechanisms and Blackwell's
+// families"): the arch-specific targets of 10.0 and 10.3 never run on it, the
+// plain and family ones of major 10 do (the same major, a higher minor: NVIDIA's
+// CUDA Programming Guide, "Family-specific features"), and its own sm_107a
+// and sm_107f run on it alone among today's GPUs.
+TEST_CASE("Rubin runs major 10's plain and family code, never its arch-specific code", "[native][kernels]") {
+    const ComputeCapability rubin = cc("10.7");
+    CHECK_FALSE(runs_on(sm(100, a), rubin));
+    CHECK_FALSE(runs_on(sm(103, a), rubin));
+    CHECK(runs_on(sm(100), rubin));
+    CHECK(runs_on(sm(103), rubin));
+    CHECK(runs_on(sm(100, f), rubin));
+    CHECK(runs_on(sm(103, f), rubin));
+    CHECK(runs_on(sm(107, a), rubin));
+    CHECK(runs_on(sm(107, f), rubin));
+    CHECK(runs_on(compute(100), rubin));  // PTX: JIT, with a driver that knows its PTX version
+    CHECK_FALSE(runs_on(compute(100, a), rubin));
+    for (const char* other : {"10.0", "10.3", "11.0", "12.0"}) {
+        INFO(other);
+        CHECK_FALSE(runs_on(sm(107, a), cc(other)));
+        CHECK_FALSE(runs_on(sm(107, f), cc(other)));
+        CHECK_FALSE(runs_on(sm(107), cc(other)));
+    }
+    CHECK_FALSE(runs_on(sm(120), rubin));
+    CHECK_FALSE(runs_on(sm(110, a), rubin));
+}
+
 TEST_CASE("the bulk of the library decides, not a few special units", "[native][kernels]") {
     // torch 2.11+cu130 as measured: 444 units; a few also carry a special target.
     FatbinSummary torch;

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "health/actions.h"
 #include "publish/metrics.h"
 #include "publish_test_data.h"
 #include "test_support.h"
@@ -94,6 +95,8 @@ TEST_CASE("metrics of an H100 whose every check passed") {
     Report report = h100_report();
     report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
     report.findings.push_back({-1, -1, "cuda_compat_libs", HealthLevel::degraded, "compat"});
+    report.actions.push_back({Actor::node, FleetAction::contact_support, "check the node's cooling", {}, {}});
+    report.actions.push_back({Actor::image, FleetAction::none, "take the compat folder off the path", {}, {}});
     const auto families = parse(render_metrics(finished(report)));
     const std::string gpu0 = "gpu=\"0\",UUID=\"GPU-8932f937-d72c-4106-c12f-20bd9faed9f0\"";
     auto has = [&](const std::string& family, const std::string& line) {
@@ -121,6 +124,10 @@ TEST_CASE("metrics of an H100 whose every check passed") {
     has("provision_findings", "provision_findings{level=\"failed\"} 0");
     has("provision_finding", "provision_finding{" + gpu0 + ",signal=\"thermal_slowdown\",level=\"degraded\"} 1");
     has("provision_finding", "provision_finding{signal=\"cuda_compat_libs\",level=\"degraded\"} 1");
+    has("provision_finding_action", "provision_finding_action{" + gpu0 +
+                                        ",signal=\"thermal_slowdown\",actor=\"node\",fleet_action=\"CONTACT_SUPPORT\"} 1");
+    has("provision_finding_action",
+        "provision_finding_action{signal=\"cuda_compat_libs\",actor=\"image\",fleet_action=\"NONE\"} 1");
     has("provision_attention_path", "provision_attention_path{mechanism=\"flash3\",state=\"passed\"} 1");
     has("provision_attention_path", "provision_attention_path{mechanism=\"flash3\",state=\"failed\"} 0");
     has("provision_feature", "provision_feature{feature=\"tf32\",state=\"passed\"} 1");
@@ -218,6 +225,7 @@ TEST_CASE("docs/DESIGN.md lists every metric family provision writes, and no oth
     Report report = two_h100_report();
     with_network(report);
     report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
+    report.actions.push_back({Actor::node, FleetAction::contact_support, "check the node's cooling", {}, {}});
     report.validation.busy.push_back({1, "1 other process holds 79000 MiB of its memory", 1764000000});
     report.inventory.gpus[0].health.recovery_action = RecoveryAction::none;
     report.inventory.gpus[0].health.link_errors.pcie_replays = 0;
@@ -263,6 +271,7 @@ TEST_CASE("no family repeats a label set in a run with many findings alike; prov
         {-1, 3, "gpu_lost", L::failed, "GPU 3 fell off the bus"},
         {-1, -1, "shm_too_small", L::ok, "64 MiB"},
     };
+    report.actions = actions_for(report.findings, ActionFacts{});  // alike findings ask alike
     report.validation.busy.push_back({1, "1 other process holds 79000 MiB of its memory", 1764000000});
     report.inventory.gpus[1].health.recovery_action = RecoveryAction::drain_p2p;
     report.inventory.gpus[1].health.link_errors.nvlink_crc = 12;

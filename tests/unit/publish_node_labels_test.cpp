@@ -87,6 +87,11 @@ TEST_CASE("labels of an H100 whose every check passed") {
         {"provision/validated.timestamp", "1764000000"},
         {"provision/validation", "passed"},
         {"provision/health", "ok"},
+        {"provision/action.container", "false"},
+        {"provision/action.image", "false"},
+        {"provision/action.job", "false"},
+        {"provision/action.node", "false"},
+        {"provision/action.fleet", "NONE"},
         {"provision/gpu.count", "1"},
         {"provision/gpu.family", "hopper"},
         {"provision/gpu.product", "NVIDIA-H100-80GB-HBM3"},
@@ -141,6 +146,22 @@ TEST_CASE("labels follow what failed: a check, the health, a GPU outside a path'
         CHECK(labels.at("provision/validation") == "passed");
         CHECK(labels.at("provision/health") == "failed");
         CHECK(labels.at("provision/verdict") == "failed");
+    }
+    SECTION("findings ask the node and the container to act: the strongest node action is the label") {
+        Report report = h100_report();
+        report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
+        report.actions.push_back({Actor::node, FleetAction::contact_support, "check the cooling", {}, {}});
+        report.findings.push_back({0, 0, "gpu_recovery_reset", HealthLevel::failed, "reset"});
+        report.actions.push_back({Actor::node, FleetAction::component_reset, "reset GPU 0", {}, {}});
+        report.findings.push_back({-1, -1, "shm_too_small", HealthLevel::degraded, "64 MiB"});
+        report.actions.push_back({Actor::container, FleetAction::none, "give /dev/shm 1 GiB", "--shm-size=1g", "..."});
+        report.verdict = HealthLevel::failed;
+        const auto labels = labels_of(finished(report, ExitCode::validation_failed));
+        CHECK(labels.at("provision/action.node") == "true");
+        CHECK(labels.at("provision/action.container") == "true");
+        CHECK(labels.at("provision/action.image") == "false");
+        CHECK(labels.at("provision/action.job") == "false");
+        CHECK(labels.at("provision/action.fleet") == "COMPONENT_RESET");
     }
     SECTION("an H100 beside an A100: the node's GPU facts are the A100's, flash3 is not proven") {
         Report report = h100_report();

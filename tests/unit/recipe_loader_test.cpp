@@ -346,7 +346,7 @@ TEST_CASE("number-format keys are checked at load time with their positions") {
 TEST_CASE("Blackwell's two architectures share a family, which per-architecture keys may name") {
     const RecipeSet set = load_recipes({kBuiltin});
     CHECK(set.family_names() == std::vector<std::string>{"ada", "ampere", "blackwell", "hopper", "maxwell", "older",
-                                                         "pascal", "turing", "volta"});
+                                                         "pascal", "rubin", "turing", "volta"});
     // ComfyUI orders the family once; the generic workload each architecture.
     CHECK(set.workloads.at("comfyui").preference.count("blackwell") == 1);
     CHECK(set.workloads.at("generic").preference.at("blackwell_datacenter").front() == "flash4");
