@@ -205,6 +205,21 @@ constexpr std::array kRows = std::to_array<ActionRow>({
     {"rendezvous_failed", A::job, F::none,
      "check that every node reaches MASTER_ADDR and its port, and that all start within the rendezvous's time", "",
      ""},
+    // Another node's loss is never this node's to mend: the job restarts
+    // without (or with a replacement of) the nodes named.
+    {"nodes_lost", A::job, F::none,
+     "restart the job, replacing the nodes named (their own reports and logs say why they were lost)", "", ""},
+    {"nodes_unreachable", A::job, F::none,
+     "let the nodes reach each other on NCCL's interface and ports (firewall, security group, NetworkPolicy), or "
+     "set NCCL_SOCKET_IFNAME to an interface they share",
+     "", ""},
+    {"open_files_limited", A::container, F::none, "raise the container's open-files limit on node 0",
+     "--ulimit nofile=1048576:1048576",
+     "the container runtime's default ulimits (containerd: LimitNOFILE of its service; CRI-O: default_ulimits)"},
+    {"nccl_bandwidth_low", A::job, F::none,
+     "check which transport and interface NCCL took (NCCL_DEBUG=INFO): RDMA devices hidden from the container, or a "
+     "slow interface, make NCCL fall back",
+     "", ""},
 });
 
 void replace_all(std::string& text, std::string_view key, const std::string& value) {
