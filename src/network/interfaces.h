@@ -50,7 +50,7 @@ struct InterfaceList {
 
 // The most entries kept, by core/bounded_keep.h's rule: the first
 // kMostInterfaceEntries with an address (those NCCL can take), and the first
-// kMostInterfaceEntries without one.  A machine has dozens; an SR-IOV host
+// kMostInterfaceEntries of the rest.  A machine has dozens; an SR-IOV host
 // may have thousands, whose addresses getifaddrs lists after every link.
 constexpr std::size_t kMostInterfaceEntries = 4096;
 

@@ -271,8 +271,8 @@ NetworkReport read_network(const NetworkSettings& settings) {
                 fmt::format("the network interfaces cannot be read: {}", report.interface_list.error));
         if (report.interface_list.left_out > 0)
             report.notes.push_back(fmt::format(
-                "{} interface entries were not read, past the bound of {} addresses and {} entries without one "
-                "(those read: every address first, in getifaddrs' order, NCCL's)",
+                "{} interface entries were not read, past the bound (those read, in getifaddrs' order, NCCL's: the "
+                "first {} with an address, and the first {} of the rest)",
                 report.interface_list.left_out, kMostInterfaceEntries, kMostInterfaceEntries));
         report.socket = choose_socket_interfaces(report.interface_list, settings.nccl.socket);
         report.notes.insert(report.notes.end(), report.socket.notes.begin(), report.socket.notes.end());
