@@ -266,46 +266,6 @@ TEST_CASE("a node's labels and metrics carry RDMA and GPUDirect on one node too"
     CHECK(report["findings"].empty());
 }
 
-TEST_CASE("hostile interface lists: thousands of entries, names with control characters", "[network][bounds]") {
-    Machine machine;
-    std::string text;
-    for (int i = 0; i < 20000; ++i) text += fmt::format("v\\x1b[31m{} up,running 10.{}.{}.1/24\n", i, i / 250, i % 250);
-    e2e::write_file(machine.dir.file("interfaces"), text);
-    e2e::RunOptions options;
-    options.kill_after_s = 120;
-    options.measure = true;
-    const auto result = e2e::run(PROVISION_BINARY,
-                                 {"--check", "--no-validate", "--json", "--gpu-fixture", e2e::gpu_fixture("h100"),
-                                  "--site-packages", e2e::site_packages("torch-only")},
-                                 machine.env(joined(two_nodes(), {{"NCCL_SOCKET_IFNAME", "nosuch"}})), options);
-    CHECK_FALSE(result.killed_by_guard);
-    CHECK(result.exit_code == 5);
-    e2e::check_memory_bound(result);
-    CHECK_FALSE(has(result.err, "\x1b"));
-    const auto report = e2e::report(result);
-    const std::string words = findings_of(report, "socket_ifname_unmatched")[0]["message"];
-    CHECK(has(words, "and 8160 more"));  // 8,192 entries read (4,096 and 4,096 more); 32 named
-    CHECK(has(result.err, "11808 interface entries were not read"));
-    reliability::record("network input", "20,000 interfaces named with terminal escapes",
-                        "bounded: 8,192 read, 32 named in the finding, escapes printed as \\x1b");
-}
-
-TEST_CASE("an interface list that cannot be read is a note, never a crash", "[network][bounds]") {
-    Machine machine;
-    fs::remove(machine.dir.file("interfaces"));
-    REQUIRE(::mkfifo(machine.dir.file("interfaces").c_str(), 0600) == 0);
-    e2e::RunOptions options;
-    options.kill_after_s = 60;
-    const auto result = e2e::run(PROVISION_BINARY,
-                                 {"--check", "--no-validate", "--json", "--gpu-fixture", e2e::gpu_fixture("h100"),
-                                  "--site-packages", e2e::site_packages("torch-only")},
-                                 machine.env(two_nodes()), options);
-    CHECK_FALSE(result.killed_by_guard);
-    CHECK(has(result.err, "the network interfaces cannot be read"));
-    const auto report = e2e::report(result);
-    CHECK(findings_of(report, "bootstrap_interface_down").size() == 1);
-}
-
 namespace {
 
 // The names of the RDMA devices in the report, in its order.
@@ -408,4 +368,44 @@ TEST_CASE("a node with RDMA ports: metrics promtool accepts, no label set writte
                                    "two alike but for a control character",
                         "promtool check metrics passes (the rate in bytes per second); each label set once, the "
                         "later repeat left out with a comment");
+}
+
+TEST_CASE("hostile interface lists: thousands of entries, names with control characters", "[network][bounds]") {
+    Machine machine;
+    std::string text;
+    for (int i = 0; i < 20000; ++i) text += fmt::format("v\\x1b[31m{} up,running 10.{}.{}.1/24\n", i, i / 250, i % 250);
+    e2e::write_file(machine.dir.file("interfaces"), text);
+    e2e::RunOptions options;
+    options.kill_after_s = 120;
+    options.measure = true;
+    const auto result = e2e::run(PROVISION_BINARY,
+                                 {"--check", "--no-validate", "--json", "--gpu-fixture", e2e::gpu_fixture("h100"),
+                                  "--site-packages", e2e::site_packages("torch-only")},
+                                 machine.env(joined(two_nodes(), {{"NCCL_SOCKET_IFNAME", "nosuch"}})), options);
+    CHECK_FALSE(result.killed_by_guard);
+    CHECK(result.exit_code == 5);
+    e2e::check_memory_bound(result);
+    CHECK_FALSE(has(result.err, "\x1b"));
+    const auto report = e2e::report(result);
+    const std::string words = findings_of(report, "socket_ifname_unmatched")[0]["message"];
+    CHECK(has(words, "and 8160 more"));  // 8,192 entries read (4,096 and 4,096 more); 32 named
+    CHECK(has(result.err, "11808 interface entries were not read"));
+    reliability::record("network input", "20,000 interfaces named with terminal escapes",
+                        "bounded: 8,192 read, 32 named in the finding, escapes printed as \\x1b");
+}
+
+TEST_CASE("an interface list that cannot be read is a note, never a crash", "[network][bounds]") {
+    Machine machine;
+    fs::remove(machine.dir.file("interfaces"));
+    REQUIRE(::mkfifo(machine.dir.file("interfaces").c_str(), 0600) == 0);
+    e2e::RunOptions options;
+    options.kill_after_s = 60;
+    const auto result = e2e::run(PROVISION_BINARY,
+                                 {"--check", "--no-validate", "--json", "--gpu-fixture", e2e::gpu_fixture("h100"),
+                                  "--site-packages", e2e::site_packages("torch-only")},
+                                 machine.env(two_nodes()), options);
+    CHECK_FALSE(result.killed_by_guard);
+    CHECK(has(result.err, "the network interfaces cannot be read"));
+    const auto report = e2e::report(result);
+    CHECK(findings_of(report, "bootstrap_interface_down").size() == 1);
 }
