@@ -50,18 +50,25 @@ public:
     std::size_t offered() const { return offered_; }
     std::size_t left_out() const { return left_out_; }
 
-    // The kept items in the order offered; the keeper is empty afterwards.
-    std::vector<T> take() {
-        std::vector<T> kept;
-        kept.reserve(marked_.size() + others_.size());
-        while (!marked_.empty() || !others_.empty()) {
+    // The kept items in the order offered.
+    std::vector<T> kept() const {
+        std::vector<T> items;
+        items.reserve(marked_.size() + others_.size());
+        auto marked = marked_.begin(), others = others_.begin();
+        while (marked != marked_.end() || others != others_.end()) {
             const bool from_marked =
-                others_.empty() || (!marked_.empty() && marked_.front().first < others_.front().first);
-            auto& from = from_marked ? marked_ : others_;
-            kept.push_back(std::move(from.front().second));
-            from.pop_front();
+                others == others_.end() || (marked != marked_.end() && marked->first < others->first);
+            items.push_back(from_marked ? (marked++)->second : (others++)->second);
         }
-        return kept;
+        return items;
+    }
+
+    // The same, for a reader done offering; the keeper is empty afterwards.
+    std::vector<T> take() {
+        std::vector<T> items = kept();
+        marked_.clear();
+        others_.clear();
+        return items;
     }
 
 private:
