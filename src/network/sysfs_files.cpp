@@ -48,7 +48,8 @@ FolderEntries list_folder(const std::string& folder, std::size_t max_entries,
         }
         names.emplace_back(entry->d_name);
     }
-    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+    std::sort(names.begin(), names.end(),
+              [](const std::string& a, const std::string& b) { return natural_less(a, b); });
     BoundedKeep<std::string> keep({marked ? max_entries : 0, max_entries, KeepEnd::first});
     for (std::string& name : names) {
         const bool matters = marked && marked(name);

@@ -301,7 +301,8 @@ TEST_CASE("past the RDMA bounds: the devices and ports NCCL meets first are read
     SECTION("10,000 devices (an SR-IOV host): mlx5_0 to mlx5_63 in NCCL's order") {
         Machine machine;
         machine.rdma("mlx5_0");  // made first: a file system that lists newest first puts it last
-        for (int i = 1; i < 10000; ++i) fs::create_directory(machine.dir.file("sys/class/infiniband/mlx5_" + std::to_string(i)));
+        for (int i = 1; i < 10000; ++i)
+            fs::create_directory(machine.dir.file("sys/class/infiniband/mlx5_" + std::to_string(i)));
         const auto result = check(machine.dir, machine.env(two_nodes()));
         INFO(result.err);
         const auto report = e2e::report(result);
@@ -314,7 +315,8 @@ TEST_CASE("past the RDMA bounds: the devices and ports NCCL meets first are read
     SECTION("NCCL_IB_HCA names a device past the bound: it is read too") {
         Machine machine;
         machine.rdma("mlx5_0");
-        for (int i = 1; i < 100; ++i) fs::create_directory(machine.dir.file("sys/class/infiniband/mlx5_" + std::to_string(i)));
+        for (int i = 1; i < 100; ++i)
+            fs::create_directory(machine.dir.file("sys/class/infiniband/mlx5_" + std::to_string(i)));
         const auto result = check(machine.dir, machine.env(joined(two_nodes(), {{"NCCL_IB_HCA", "=mlx5_0,mlx5_99"}})));
         const auto names = rdma_names(e2e::report(result));
         REQUIRE(names.size() == 66);  // the two it names, and the first 64 of the rest

@@ -35,7 +35,8 @@ TEST_CASE("bounded keep: every marked item, the first or newest of the rest, in 
 
 TEST_CASE("natural order: a run of digits compares by its value", "[core]") {
     std::vector<std::string> names = {"mlx5_10", "mlx5_2", "mlx5_1", "ib0", "mlx5_0", "eth10", "eth9", "mlx4_0"};
-    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+    std::sort(names.begin(), names.end(),
+              [](const std::string& a, const std::string& b) { return natural_less(a, b); });
     CHECK(names == std::vector<std::string>{"eth9", "eth10", "ib0", "mlx4_0", "mlx5_0", "mlx5_1", "mlx5_2", "mlx5_10"});
     CHECK(natural_less("1", "01"));
     CHECK_FALSE(natural_less("01", "1"));

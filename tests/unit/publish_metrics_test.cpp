@@ -333,7 +333,8 @@ TEST_CASE("between nodes: the transport, each RDMA port, each GPU's GPUDirect RD
               "provision_rdma_port_active{device=\"mlx5_0\",port=\"1\",link_layer=\"InfiniBand\"} 1",
               "provision_rdma_port_active{device=\"mlx5_0\",port=\"2\",link_layer=\"InfiniBand\"} 0"});
     CHECK(samples("provision_rdma_port_rate_bytes_per_second") ==
-          std::vector<std::string>{"provision_rdma_port_rate_bytes_per_second{device=\"mlx5_0\",port=\"1\"} 50000000000"});
+          std::vector<std::string>{
+              "provision_rdma_port_rate_bytes_per_second{device=\"mlx5_0\",port=\"1\"} 50000000000"});
     const auto gdr = samples("provision_gpudirect_rdma");
     CHECK(gdr.size() == 10);  // two GPUs, five states each
     CHECK(std::find(gdr.begin(), gdr.end(),
