@@ -40,6 +40,36 @@ inline bool is_valid_variable_name(std::string_view name) {
     return true;
 }
 
+// Names in the order a person numbers them: a run of digits compares by its
+// value, so "mlx5_2" comes before "mlx5_10" and "eth9" before "eth10".
+inline bool natural_less(std::string_view a, std::string_view b) {
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    std::size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        if (digit(a[i]) && digit(b[j])) {
+            std::size_t i_end = i, j_end = j;
+            while (i_end < a.size() && digit(a[i_end])) ++i_end;
+            while (j_end < b.size() && digit(b[j_end])) ++j_end;
+            std::string_view x = a.substr(i, i_end - i), y = b.substr(j, j_end - j);
+            const auto unpadded = [](std::string_view run) {
+                while (run.size() > 1 && run.front() == '0') run.remove_prefix(1);
+                return run;
+            };
+            const std::string_view vx = unpadded(x), vy = unpadded(y);
+            if (vx.size() != vy.size()) return vx.size() < vy.size();
+            if (vx != vy) return vx < vy;
+            if (x.size() != y.size()) return x.size() < y.size();  // "01" after "1": a total order
+            i = i_end;
+            j = j_end;
+            continue;
+        }
+        if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+        ++i;
+        ++j;
+    }
+    return a.size() - i < b.size() - j;
+}
+
 // How much of a user value an error message echoes (README, "Messages").
 constexpr std::size_t kLongestEchoedValue = 64;
 // How much of a path a message echoes (PATH_MAX): a path says where the

@@ -156,6 +156,7 @@ void assign_xids(const XidLog& log, Inventory& inventory) {
         inventory.kernel_log_unread = log.why_not;
         return;
     }
+    if (std::string note = xid_log_cut_note(log); !note.empty()) inventory.notes.push_back(std::move(note));
     for (Gpu& gpu : inventory.gpus) {
         if (gpu.pci_bus_id.empty()) continue;  // not known: not told apart
         std::vector<XidEvent>& mine = gpu.health.xids.emplace();

@@ -109,14 +109,16 @@ void XidWatch::add_events_to(Inventory& inventory) {
         const auto bus = std::find_if(s.buses.begin(), s.buses.end(),
                                       [&](const auto& registered) { return registered.first == data.device; });
         if (bus == s.buses.end()) continue;
-        if (events_.size() >= kMostXidEvents) events_.erase(events_.begin());  // the newest kept
-        events_.push_back({static_cast<int>(std::min<unsigned long long>(data.event_data, 9999)), bus->second,
-                           "(an NVML event)"});
+        XidEvent event{static_cast<int>(std::min<unsigned long long>(data.event_data, 9999)), bus->second,
+                       "(an NVML event)"};
+        const bool first_of_kind = kinds_.size() < kMostXidKinds && kinds_.emplace(event.bus_id, event.xid).second;
+        events_.offer(std::move(event), first_of_kind);
     }
+    const std::vector<XidEvent> events = events_.kept();
     for (Gpu& gpu : inventory.gpus) {
         if (gpu.health.xids || gpu.pci_bus_id.empty()) continue;  // the kernel's log was read: it has them
         std::vector<XidEvent>& mine = gpu.health.xids.emplace();
-        for (const XidEvent& event : events_)
+        for (const XidEvent& event : events)
             if (same_gpu_bus(event.bus_id, gpu.pci_bus_id)) mine.push_back(event);
     }
     inventory.xid_events_since = since_;

@@ -8,9 +8,12 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/bounded_keep.h"
 #include "gpu/inventory.h"
 #include "gpu/xid_log.h"
 
@@ -31,8 +34,9 @@ public:
     std::int64_t since() const { return since_; }
 
     // Takes the events delivered since the last call (without waiting) and
-    // gives each GPU of `inventory` whose kernel log was not read every
-    // event of the watch so far (at most kMostXidEvents a GPU).
+    // gives each GPU of `inventory` whose kernel log was not read the
+    // events of the watch so far, kept by the kernel log's rule (the first
+    // of each Xid on each GPU, the newest kMostXidEvents of the rest).
     void add_events_to(Inventory& inventory);
 
 private:
@@ -40,7 +44,8 @@ private:
     std::unique_ptr<Session> session_;
     std::string why_not_;
     std::int64_t since_ = 0;
-    std::vector<XidEvent> events_;  // every event of the watch, oldest first
+    BoundedKeep<XidEvent> events_{{kMostXidKinds, kMostXidEvents, KeepEnd::newest}};
+    std::set<std::pair<std::string, int>> kinds_;  // (bus, Xid) seen
 };
 
 }  // namespace provision

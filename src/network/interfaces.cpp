@@ -12,11 +12,27 @@
 
 #include <fmt/format.h>
 
+#include "core/bounded_keep.h"
 #include "core/text.h"
 #include "network/sysfs_files.h"
 
 namespace provision::network {
 namespace {
+
+// Addresses are what NCCL takes an interface by; links without one come
+// first in getifaddrs' list and must not crowd them out.
+using InterfaceKeep = BoundedKeep<InterfaceAddress>;
+constexpr KeepRule kInterfaceKeepRule{kMostInterfaceEntries, kMostInterfaceEntries, KeepEnd::first};
+
+void offer(InterfaceKeep& keep, InterfaceAddress entry) {
+    const bool addressed = entry.address.family != Family::other;
+    keep.offer(std::move(entry), addressed);
+}
+
+void take(InterfaceKeep& keep, InterfaceList& list) {
+    list.left_out = keep.left_out();
+    list.entries = keep.take();
+}
 
 IpAddress from_sockaddr(const sockaddr* address) {
     IpAddress ip;
@@ -113,11 +129,8 @@ InterfaceList read_interfaces() {
         list.error = fmt::format("getifaddrs: {}", std::strerror(errno));
         return list;
     }
+    InterfaceKeep keep(kInterfaceKeepRule);
     for (const ifaddrs* entry = head; entry; entry = entry->ifa_next) {
-        if (list.entries.size() == kMostInterfaceEntries) {
-            list.truncated = true;
-            break;
-        }
         InterfaceAddress one;
         one.name = entry->ifa_name ? entry->ifa_name : "";
         one.up = (entry->ifa_flags & IFF_UP) != 0;
@@ -125,14 +138,16 @@ InterfaceList read_interfaces() {
         one.loopback = (entry->ifa_flags & IFF_LOOPBACK) != 0;
         one.address = from_sockaddr(entry->ifa_addr);
         one.netmask = from_sockaddr(entry->ifa_netmask);
-        list.entries.push_back(std::move(one));
+        offer(keep, std::move(one));
     }
     ::freeifaddrs(head);
+    take(keep, list);
     return list;
 }
 
 InterfaceList parse_interface_stand_in(std::string_view text) {
     InterfaceList list;
+    InterfaceKeep keep(kInterfaceKeepRule);
     std::size_t number = 0;
     while (!text.empty()) {
         const std::size_t end = text.find('\n');
@@ -141,10 +156,6 @@ InterfaceList parse_interface_stand_in(std::string_view text) {
         ++number;
         const auto words = words_of(line);
         if (words.empty() || words[0].front() == '#') continue;
-        if (list.entries.size() == kMostInterfaceEntries) {
-            list.truncated = true;
-            break;
-        }
         auto fail = [&](const std::string& why) {
             list.error = fmt::format("line {}: {}", number, why);
             list.entries.clear();
@@ -192,8 +203,9 @@ InterfaceList parse_interface_stand_in(std::string_view text) {
             one.address = *ip;
             one.netmask = mask_of(ip->family, bits);
         }
-        list.entries.push_back(std::move(one));
+        offer(keep, std::move(one));
     }
+    take(keep, list);
     return list;
 }
 

@@ -44,11 +44,14 @@ struct InterfaceAddress {
 
 struct InterfaceList {
     std::vector<InterfaceAddress> entries;  // in getifaddrs' order
-    bool truncated = false;                 // more than kMostInterfaceEntries: the rest were not read
+    std::size_t left_out = 0;               // past the bound (below): not read
     std::string error;                      // getifaddrs failed, or the stand-in could not be read
 };
 
-// The most entries read: a machine has dozens; thousands are a fault or an attack.
+// The most entries kept, by core/bounded_keep.h's rule: the first
+// kMostInterfaceEntries with an address (those NCCL can take), and the first
+// kMostInterfaceEntries of the rest.  A machine has dozens; an SR-IOV host
+// may have thousands, whose addresses getifaddrs lists after every link.
 constexpr std::size_t kMostInterfaceEntries = 4096;
 
 // This process's interfaces (getifaddrs).

@@ -70,6 +70,20 @@ std::vector<TakenPort> taken_ports(const RdmaReading& rdma, const NcclNameList& 
     return taken;
 }
 
+// What the RDMA bounds left out, each said once.
+void add_rdma_bound_notes(const RdmaReading& rdma, std::vector<std::string>& notes) {
+    if (rdma.devices_left_out > 0 || rdma.listing_stopped)
+        notes.push_back(fmt::format(
+            "{}{} RDMA devices were not read, past the bound of {} (those read: the first in NCCL's order, by "
+            "name, and those NCCL_IB_HCA names)",
+            rdma.listing_stopped ? "more than " : "", rdma.devices_left_out, kMostRdmaDevices));
+    for (const RdmaDevice& device : rdma.devices)
+        if (device.ports_left_out > 0)
+            notes.push_back(fmt::format("{} ports of RDMA device {} were not read, past the bound of {} (those read: "
+                                        "the lowest numbers)",
+                                        device.ports_left_out, echoed(device.name), kMostRdmaPorts));
+}
+
 void read_gids(NetworkReport& report, const NetworkSettings& settings) {
     GidTableReader reader{settings.roots.sysfs};
     for (const TakenPort& taken : report.taken) {
@@ -255,9 +269,11 @@ NetworkReport read_network(const NetworkSettings& settings) {
         if (!report.interface_list.error.empty())
             report.notes.push_back(
                 fmt::format("the network interfaces cannot be read: {}", report.interface_list.error));
-        if (report.interface_list.truncated)
-            report.notes.push_back(fmt::format("more than {} interface addresses: the rest were not read",
-                                               kMostInterfaceEntries));
+        if (report.interface_list.left_out > 0)
+            report.notes.push_back(fmt::format(
+                "{} interface entries were not read, past the bound (those read, in getifaddrs' order, NCCL's: the "
+                "first {} with an address, and the first {} of the rest)",
+                report.interface_list.left_out, kMostInterfaceEntries, kMostInterfaceEntries));
         report.socket = choose_socket_interfaces(report.interface_list, settings.nccl.socket);
         report.notes.insert(report.notes.end(), report.socket.notes.begin(), report.socket.notes.end());
         if (!settings.job.master_addr.empty())
@@ -271,10 +287,11 @@ NetworkReport read_network(const NetworkSettings& settings) {
                              [&](const InterfaceReport& one) { return one.name == name; }))
                 report.interfaces.push_back(interface_report(report.interface_list, name, roots.sysfs));
     }
-    report.rdma = read_rdma_devices(roots.sysfs, roots.dev);
-    if (report.rdma.truncated)
-        report.notes.push_back(fmt::format("more than {} RDMA devices: the rest were not read", kMostRdmaDevices));
     const NcclNameList hca = parse_nccl_name_list(settings.nccl.ib_hca.value_or(""), kNcclMaxIbDevices);
+    report.rdma = read_rdma_devices(roots.sysfs, roots.dev, [&](const std::string& name) {
+        return !hca.exclude && !hca.entries.empty() && hca.takes(name);  // a list that names devices
+    });
+    add_rdma_bound_notes(report.rdma, report.notes);
     report.taken = taken_ports(report.rdma, hca, settings.scope == NetworkScope::job);
     decide_transport(report, settings);
     if (settings.scope == NetworkScope::job && report.transport == Transport::ib) read_gids(report, settings);

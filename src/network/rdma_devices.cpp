@@ -130,11 +130,13 @@ std::optional<double> rate_of(std::string_view text) {
     return rate;
 }
 
-RdmaReading read_rdma_devices(const std::string& sysfs, const std::string& dev) {
+RdmaReading read_rdma_devices(const std::string& sysfs, const std::string& dev,
+                              const std::function<bool(const std::string&)>& named) {
     RdmaReading reading;
     const std::string root = sysfs + "/class/infiniband";
-    const FolderEntries names = list_folder(root, kMostRdmaDevices);
-    reading.truncated = names.truncated;
+    const FolderEntries names = list_folder(root, kMostRdmaDevices, named);
+    reading.devices_left_out = names.left_out;
+    reading.listing_stopped = names.listing_stopped;
     for (const std::string& name : names.names) {
         if (!safe_file_name(name)) continue;
         RdmaDevice device;
@@ -149,7 +151,7 @@ RdmaReading read_rdma_devices(const std::string& sysfs, const std::string& dev) 
             }
         check_access(dev, device);
         const FolderEntries ports = list_folder(folder + "/ports", kMostRdmaPorts);
-        device.ports_truncated = ports.truncated;
+        device.ports_left_out = ports.left_out + (ports.listing_stopped ? 1 : 0);
         std::vector<int> numbers;
         for (const std::string& port : ports.names)
             if (const auto number = whole_number(port); number && *number > 0) numbers.push_back(*number);
@@ -164,7 +166,7 @@ void GidTableReader::read(const std::string& device, RdmaPort& port, std::size_t
     const std::string folder =
         sysfs + "/class/infiniband/" + device + "/ports/" + std::to_string(port.number) + "/gids/";
     const FolderEntries entries = list_folder(folder, kMostGids);
-    port.gids_truncated = entries.truncated;
+    port.gids_truncated = entries.truncated();
     const std::size_t length = entries.names.size();
     std::size_t reads = std::min(length, read_at_most);
     if (reads > budget) {

@@ -6,10 +6,14 @@
 // Unable to open device"; rdma-core leaves a device whose node is missing
 // out of ibv_get_device_list altogether).  Bounded: at most kMostRdmaDevices
 // devices, kMostRdmaPorts ports each, kMostGids GIDs a port and
-// kGidReadBudget GID entries in all.
+// kGidReadBudget GID entries in all.  Past a bound the devices read are the
+// ones NCCL meets first (ibv_get_device_list's order: by name, naturally,
+// mlx5_2 before mlx5_10; an SR-IOV host lists one a virtual function) and
+// those NCCL_IB_HCA names; the ports, the lowest numbers.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,12 +53,13 @@ struct RdmaDevice {
     DeviceAccess access = DeviceAccess::no_verbs_device;
     std::string access_detail;     // strerror of the open
     std::vector<RdmaPort> ports;
-    bool ports_truncated = false;
+    std::size_t ports_left_out = 0;  // past kMostRdmaPorts: not read
 };
 
 struct RdmaReading {
-    std::vector<RdmaDevice> devices;  // sorted by name
-    bool truncated = false;
+    std::vector<RdmaDevice> devices;  // in natural order of their names
+    std::size_t devices_left_out = 0;  // past kMostRdmaDevices: not read
+    bool listing_stopped = false;      // so many that not all were even counted
 };
 
 constexpr std::size_t kMostRdmaDevices = 64;
@@ -62,8 +67,10 @@ constexpr std::size_t kMostRdmaPorts = 32;
 constexpr std::size_t kMostGids = 1024;
 constexpr std::size_t kGidReadBudget = 8192;
 
-// `sysfs`: where /sys is; `dev`: where /dev is.
-RdmaReading read_rdma_devices(const std::string& sysfs, const std::string& dev);
+// `sysfs`: where /sys is; `dev`: where /dev is; `named`: the devices the
+// user's NCCL_IB_HCA names, read past the bound too (at most kMostRdmaDevices).
+RdmaReading read_rdma_devices(const std::string& sysfs, const std::string& dev,
+                              const std::function<bool(const std::string&)>& named = {});
 
 // Reads the GID tables of the ports `wanted(device, port)` names, within
 // kGidReadBudget entries in all, and leaves each port's RoCE version

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/bounded_keep.h"
 #include "core/regular_file.h"
 #include "core/text.h"
 
@@ -30,22 +31,32 @@ std::optional<long long> read_number_attribute(const std::string& path) {
     return value;
 }
 
-FolderEntries list_folder(const std::string& folder, std::size_t max_entries) {
+FolderEntries list_folder(const std::string& folder, std::size_t max_entries,
+                          const std::function<bool(const std::string&)>& marked) {
     FolderEntries entries;
     std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(folder.c_str()), ::closedir);
     if (!dir) {
         entries.readable = false;
         return entries;
     }
+    std::vector<std::string> names;
     while (const dirent* entry = ::readdir(dir.get())) {
         if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
-        if (entries.names.size() == max_entries) {
-            entries.truncated = true;
+        if (names.size() == kMostFolderEntriesListed) {
+            entries.listing_stopped = true;
             break;
         }
-        entries.names.emplace_back(entry->d_name);
+        names.emplace_back(entry->d_name);
     }
-    std::sort(entries.names.begin(), entries.names.end());
+    std::sort(names.begin(), names.end(),
+              [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+    BoundedKeep<std::string> keep({marked ? max_entries : 0, max_entries, KeepEnd::first});
+    for (std::string& name : names) {
+        const bool matters = marked && marked(name);
+        keep.offer(std::move(name), matters);
+    }
+    entries.left_out += keep.left_out();
+    entries.names = keep.take();
     return entries;
 }
 

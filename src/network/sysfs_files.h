@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,12 +20,24 @@ std::optional<std::string> read_attribute(const std::string& path, std::size_t m
 std::optional<long long> read_number_attribute(const std::string& path);
 
 struct FolderEntries {
-    std::vector<std::string> names;  // sorted
-    bool truncated = false;          // more than `max_entries`: the rest were not read
+    std::vector<std::string> names;  // in natural order ("mlx5_2" before "mlx5_10")
+    std::size_t left_out = 0;        // names listed past the bound, not read
+    bool listing_stopped = false;    // more than kMostFolderEntriesListed: the rest not even listed
     bool readable = true;            // the folder could be listed (false: missing, a file, no permission)
+    bool truncated() const { return left_out > 0 || listing_stopped; }
 };
-// The names in `folder` ("." and ".." left out), at most `max_entries`.
-FolderEntries list_folder(const std::string& folder, std::size_t max_entries);
+
+// The most names of one folder that are listed and sorted before the bound
+// applies; past them the listing stops (a folder of sysfs has dozens).
+constexpr std::size_t kMostFolderEntriesListed = 65536;
+
+// The names in `folder` ("." and ".." left out), sorted first and then
+// kept by core/bounded_keep.h's rule: every name `marked` names (at most
+// `max_entries`), and the first `max_entries` of the rest in natural
+// order, the order NCCL meets devices and ports in, so that a bound leaves
+// out the last ones rather than whichever readdir(3) happened to list first.
+FolderEntries list_folder(const std::string& folder, std::size_t max_entries,
+                          const std::function<bool(const std::string&)>& marked = {});
 
 // realpath(3) of `path`, made relative to `root` ("/devices/pci0000:00/...");
 // nullopt where it cannot be resolved or leads out of `root`.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -360,13 +361,13 @@ const std::vector<MetricFamily>& metric_table() {
                                 port.state == network::PortState::active ? 1.0 : 0.0});
              });
          }},
-        {"provision_rdma_port_rate_bits_per_second", MetricType::gauge,
-         "Each RDMA port's signalling rate as sysfs gives it (at most 64 ports).", true,
+        {"provision_rdma_port_rate_bytes_per_second", MetricType::gauge,
+         "Each RDMA port's signalling rate as sysfs gives it, in bytes per second (at most 64 ports).", true,
          [](const PublishedRun& run, Samples& out) {
              for_each_port(*run.report, [&](const network::RdmaDevice& device, const network::RdmaPort& port) {
                  if (port.rate_gbps)
                      out.push_back({{{"device", device.name}, {"port", std::to_string(port.number)}},
-                                    *port.rate_gbps * 1e9});
+                                    *port.rate_gbps * 1e9 / 8});
              });
          }},
         {"provision_gpudirect_rdma", MetricType::gauge,
@@ -403,6 +404,10 @@ std::string escape_help(std::string_view help) {
     return out;
 }
 
+// The most repeated samples a family names, each on a comment line of its own
+// (escaped label values hold no line feed).
+constexpr std::size_t kMostRepeatsNamed = 16;
+
 }  // namespace
 
 std::string escape_label_value(std::string_view value) {
@@ -433,6 +438,7 @@ std::string sample_value(double value) {
 
 std::string render_metrics(const PublishedRun& run) {
     std::string text;
+    std::size_t unnamed_repeats = 0;
     for (const auto& family : metric_table()) {
         if (family.needs_report && (!run.report || !run.recipes)) continue;
         Samples samples;
@@ -440,18 +446,32 @@ std::string render_metrics(const PublishedRun& run) {
         if (samples.empty()) continue;
         text += fmt::format("# HELP {} {}\n# TYPE {} {}\n", family.name, escape_help(family.help), family.name,
                             type_word(family.type));
+        // Values that differ only in bytes escaping maps to U+FFFD come out
+        // alike; a repeated label set is refused by node-exporter, so the
+        // later sample is left out, and said so in a comment.
+        std::set<std::string> written;
+        std::vector<std::string> repeats;
         for (const auto& sample : samples) {
-            text += family.name;
+            std::string series(family.name);
             if (!sample.labels.empty()) {
-                text += '{';
+                series += '{';
                 for (std::size_t i = 0; i < sample.labels.size(); ++i)
-                    text += fmt::format("{}{}=\"{}\"", i ? "," : "", sample.labels[i].first,
-                                        escape_label_value(sample.labels[i].second));
-                text += '}';
+                    series += fmt::format("{}{}=\"{}\"", i ? "," : "", sample.labels[i].first,
+                                          escape_label_value(sample.labels[i].second));
+                series += '}';
             }
-            text += fmt::format(" {}\n", sample_value(sample.value));
+            if (!written.insert(series).second) {
+                if (repeats.size() < kMostRepeatsNamed) repeats.push_back(std::move(series));
+                else ++unnamed_repeats;
+                continue;
+            }
+            text += fmt::format("{} {}\n", series, sample_value(sample.value));
         }
+        for (const std::string& series : repeats)
+            text += fmt::format("# left out: {}: its labels, escaped, repeat another sample's\n", series);
     }
+    if (unnamed_repeats > 0)
+        text += fmt::format("# left out: {} more samples whose labels, escaped, repeat another's\n", unnamed_repeats);
     return text;
 }
 

@@ -45,14 +45,26 @@ struct Drivers {
 // Detection's limit is 5 s: a healthy fake answers well within it on any
 // machine, and the fakes that hang do so for 20 s.
 e2e::Result run_on_fake_driver(const TempDir& dir, const std::string& machine, const Drivers& drivers = {},
-                               std::vector<std::string> extra = {}) {
+                               std::vector<std::string> extra = {}, std::map<std::string, std::string> env = {}) {
     std::vector<std::string> args = {"--no-validate", "--json", "--site-packages", e2e::site_packages("all"),
                                      "--env-file", dir.file(".env_settings")};
     args.insert(args.end(), extra.begin(), extra.end());
-    return e2e::provision(args, {{"PROVISION_NVML_LIBRARY", drivers.nvml},
-                                 {"PROVISION_CUDA_LIBRARY", drivers.cuda},
-                                 {"PROVISION_FAKE_GPU_FIXTURE", machine},
-                                 {"PROVISION_DETECT_TIMEOUT", "5"}});
+    env.insert({{"PROVISION_NVML_LIBRARY", drivers.nvml},
+                {"PROVISION_CUDA_LIBRARY", drivers.cuda},
+                {"PROVISION_FAKE_GPU_FIXTURE", machine},
+                {"PROVISION_DETECT_TIMEOUT", "5"}});
+    return e2e::provision(args, env);
+}
+
+// Two healthy H100s (the fake NVML puts GPU 0 at bus 0x18, GPU 1 at 0x20),
+// with `log` standing in for the kernel's log.
+e2e::Result run_with_kernel_log(const TempDir& dir, const std::string& log) {
+    std::string machine = fmt::format("[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n\n{}", h100_gpu);
+    machine += "\n[[gpus]]\nname = \"NVIDIA H100 80GB HBM3\"\ncompute_capability = \"9.0\"\nmemory_mib = 81559\n"
+               "uuid = \"GPU-1e2c3b4a-d72c-4106-c12f-20bd9faed9f7\"\n";
+    e2e::write_file(dir.file("two-h100.toml"), machine);
+    e2e::write_file(dir.file("kmsg"), log);
+    return run_on_fake_driver(dir, dir.file("two-h100.toml"), {}, {}, {{"PROVISION_TEST_KMSG", dir.file("kmsg")}});
 }
 
 // The finding for `signal` in the report, or null.
@@ -481,4 +493,64 @@ TEST_CASE("PCIe: the link is read from the GPU's own sysfs entry where it is NVI
         CHECK(report["gpus"][0]["pcie"]["width"] == 16);
         CHECK(finding(report, "pcie_degraded").is_null());
     }
+}
+
+TEST_CASE("health: a long kernel log keeps every GPU's critical Xid, and says it was cut", "[faults][health][xid]") {
+    const std::string fallen = "3,900001,900001,-;NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.\n";
+    SECTION("1,000 application Xids on GPU 1, then Xid 79 on GPU 0") {
+        TempDir dir;
+        std::string log;
+        for (int i = 0; i < 1000; ++i)
+            log += fmt::format("4,{},{},-;NVRM: Xid (PCI:0000:20:00): 45, pid={}, Ch 00000008\n", i, i, 1000 + i);
+        const auto result = run_with_kernel_log(dir, log + fallen);
+        const auto report = check_outcome(result, dir, {5, "failed", "flash3", 2});
+        check_finding(result, report, "xid_critical", "failed", "Xid 79 (GPU has fallen off the bus)");
+        CHECK(finding(report, "xid_critical")["gpu"] == 0);
+        CHECK(report["gpus"][0]["health"]["xids"].size() == 1);
+        CHECK(report["gpus"][1]["health"]["xids"].size() == 1000);
+    }
+    SECTION("1,500 application Xids: the newest and the first of each kind kept, the cut said") {
+        TempDir dir;
+        std::string log;
+        for (int i = 0; i < 1500; ++i)
+            log += fmt::format("4,{},{},-;NVRM: Xid (PCI:0000:20:00): 45, pid={}, Ch 00000008\n", i, i, 1000 + i);
+        const auto result = run_with_kernel_log(dir, log + fallen);
+        const auto report = check_outcome(result, dir, {5, "failed", "flash3", 2});
+        CHECK(report["gpus"][0]["health"]["xids"][0]["xid"] == 79);
+        const auto& xids = report["gpus"][1]["health"]["xids"];
+        REQUIRE(xids.size() == 1001);
+        CHECK(xids[0]["message"] == "pid=1000, Ch 00000008");  // the first of its kind
+        CHECK(xids[1000]["message"] == "pid=2499, Ch 00000008");  // the newest
+        CHECK(e2e::has(result.err, "the kernel's log was cut: 499 of its Xid events were left out"));
+    }
+    SECTION("200,000 unrelated records, then Xid 79") {
+        TempDir dir;
+        std::string log;
+        for (int i = 0; i < 200000; ++i) log += fmt::format("6,{},{},-;usb 1-1: reset high-speed USB device\n", i, i);
+        const auto result = run_with_kernel_log(dir, log + fallen);
+        const auto report = check_outcome(result, dir, {5, "failed", "flash3", 2});
+        check_finding(result, report, "xid_critical", "failed", "Xid 79");
+    }
+    reliability::record("health", "a kernel log of 1,000 application Xids (45) on GPU 1, or 200,000 other records, "
+                                  "then Xid 79 on GPU 0",
+                        "failed, exit 5, xid_critical on GPU 0; past 1,000 events the first of each Xid on each GPU "
+                        "and the newest are kept, and a note says how many were left out");
+}
+
+TEST_CASE("health: Xid words the driver did not write are no Xid", "[faults][health][xid]") {
+    TempDir dir;
+    // execve with an empty argv (kernel 5.18 and newer logs the path), a USB
+    // product string, NUL bytes before the mark, a process writing to /dev/kmsg.
+    std::string log = "4,1,1,-;process 'sh' launched '/tmp/NVRM: Xid (PCI:0000:18:00): 79, x' with NULL argv: empty "
+                      "string added\n"
+                      "6,2,2,-;usb 1-1: Product: NVRM: Xid (PCI:0000:18:00): 79, x\n"
+                      "12,3,3,-;NVRM: Xid (PCI:0000:18:00): 79, written by a process\n";
+    log += std::string(3, '\0') + "NVRM: Xid (PCI:0000:18:00): 79, after NUL bytes\n";
+    const auto result = run_with_kernel_log(dir, log);
+    const auto report = check_outcome(result, dir, {0, "ok", "flash3", 2});
+    CHECK(finding(report, "xid_critical").is_null());
+    CHECK(report["gpus"][0]["health"]["xids"] == nlohmann::json::array());
+    reliability::record("health", "the kernel log quotes 'NVRM: Xid (...): 79' inside other records (an execve path, "
+                                  "a USB product string, after NUL bytes, written by a process)",
+                        "ok, exit 0: only a record of the kernel's own whose message begins with the mark is an Xid");
 }

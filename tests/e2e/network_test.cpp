@@ -6,11 +6,14 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <set>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include "harness.h"
+#include "publish_support.h"
 #include "support/reliability_record.h"
 
 using e2e::TempDir;
@@ -49,17 +52,21 @@ struct Machine {
         return env;
     }
     // An RDMA device behind a PCIe switch, its verbs node in /dev unless `node` is false.
-    void rdma(const std::string& name, bool node = true, const std::string& state = "4: ACTIVE") {
+    void rdma(const std::string& name, bool node = true, const std::string& state = "4: ACTIVE", int ports = 1) {
         const std::string pci = dir.file("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:10.0/0000:04:00.0");
         fs::create_directories(pci + "/infiniband_verbs/uverbs0");
         const std::string folder = dir.file("sys/class/infiniband/" + name);
-        fs::create_directories(folder + "/ports/1/gids");
+        fs::create_directories(folder);
         fs::create_directory_symlink(fs::relative(pci, folder), folder + "/device");
-        e2e::write_file(folder + "/ports/1/state", state + "\n");
-        e2e::write_file(folder + "/ports/1/phys_state", "5: LinkUp\n");
-        e2e::write_file(folder + "/ports/1/rate", "400 Gb/sec (4X NDR)\n");
-        e2e::write_file(folder + "/ports/1/link_layer", "InfiniBand\n");
-        e2e::write_file(folder + "/ports/1/gids/0", "fe80:0000:0000:0000:0a1b:2cff:fe3d:4e5f\n");
+        for (int number = 1; number <= ports; ++number) {
+            const std::string port = folder + "/ports/" + std::to_string(number);
+            fs::create_directories(port + "/gids");
+            e2e::write_file(port + "/state", state + "\n");
+            e2e::write_file(port + "/phys_state", "5: LinkUp\n");
+            e2e::write_file(port + "/rate", "400 Gb/sec (4X NDR)\n");
+            e2e::write_file(port + "/link_layer", "InfiniBand\n");
+            e2e::write_file(port + "/gids/0", "fe80:0000:0000:0000:0a1b:2cff:fe3d:4e5f\n");
+        }
         if (node) e2e::write_file(dir.file("dev/infiniband/uverbs0"), "");
     }
 };
@@ -264,6 +271,112 @@ TEST_CASE("a node's labels and metrics carry RDMA and GPUDirect on one node too"
     CHECK(report["findings"].empty());
 }
 
+namespace {
+
+// The names of the RDMA devices in the report, in its order.
+std::vector<std::string> rdma_names(const nlohmann::json& report) {
+    std::vector<std::string> names;
+    for (const auto& device : report["network"]["rdma"]) names.push_back(device["device"]);
+    return names;
+}
+
+bool warned(const nlohmann::json& report, const std::string& words) {
+    for (const auto& warning : report["warnings"])
+        if (has(warning.get<std::string>(), words)) return true;
+    return false;
+}
+
+// The series of a metrics file (a sample's name and labels) written more than once.
+std::vector<std::string> repeated_series(const std::string& metrics) {
+    std::set<std::string> seen;
+    std::vector<std::string> repeated;
+    std::istringstream lines(metrics);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        const std::string series = line.substr(0, line.rfind(' '));
+        if (!seen.insert(series).second) repeated.push_back(series);
+    }
+    return repeated;
+}
+
+}  // namespace
+
+TEST_CASE("past the RDMA bounds: the devices and ports NCCL meets first are read, the rest counted",
+          "[network][bounds]") {
+    SECTION("10,000 devices (an SR-IOV host): mlx5_0 to mlx5_63 in NCCL's order") {
+        Machine machine;
+        machine.rdma("mlx5_0");  // made first: a file system that lists newest first puts it last
+        for (int i = 1; i < 10000; ++i)
+            fs::create_directory(machine.dir.file("sys/class/infiniband/mlx5_" + std::to_string(i)));
+        const auto result = check(machine.dir, machine.env(two_nodes()));
+        INFO(result.err);
+        const auto report = e2e::report(result);
+        const auto names = rdma_names(report);
+        REQUIRE(names.size() == 64);
+        for (std::size_t i = 0; i < names.size(); ++i) CHECK(names[i] == "mlx5_" + std::to_string(i));
+        CHECK(report["network"]["rdma"][0]["ports"].size() == 1);
+        CHECK(warned(report, "9936 RDMA devices were not read, past the bound of 64"));
+    }
+    SECTION("NCCL_IB_HCA names a device past the bound: it is read too") {
+        Machine machine;
+        machine.rdma("mlx5_0");
+        for (int i = 1; i < 100; ++i)
+            fs::create_directory(machine.dir.file("sys/class/infiniband/mlx5_" + std::to_string(i)));
+        const auto result = check(machine.dir, machine.env(joined(two_nodes(), {{"NCCL_IB_HCA", "=mlx5_0,mlx5_99"}})));
+        const auto names = rdma_names(e2e::report(result));
+        REQUIRE(names.size() == 66);  // the two it names, and the first 64 of the rest
+        CHECK(names[0] == "mlx5_0");
+        CHECK(names[64] == "mlx5_64");
+        CHECK(names.back() == "mlx5_99");
+    }
+    SECTION("200 ports: ports 1 to 32") {
+        Machine machine;
+        machine.rdma("mlx5_0", true, "4: ACTIVE", 200);
+        const auto result = check(machine.dir, machine.env(two_nodes()));
+        INFO(result.err);
+        const auto report = e2e::report(result);
+        const auto& ports = report["network"]["rdma"][0]["ports"];
+        REQUIRE(ports.size() == 32);
+        for (std::size_t i = 0; i < ports.size(); ++i) CHECK(ports[i]["port"] == static_cast<int>(i) + 1);
+        CHECK(warned(report, "168 ports of RDMA device mlx5_0 were not read, past the bound of 32"));
+    }
+    reliability::record("network", "10,000 RDMA devices (SR-IOV), or a device with 200 ports",
+                        "the first 64 devices in NCCL's order (mlx5_0, mlx5_1, mlx5_2, ... mlx5_63) and those "
+                        "NCCL_IB_HCA names, ports 1 to 32; a note says how many were left out");
+}
+
+TEST_CASE("a node with RDMA ports: metrics promtool accepts, no label set written twice", "[network][publish]") {
+    Machine machine;
+    machine.rdma("mlx5_0");
+    // Names that differ only in bytes a label value cannot hold (not UTF-8, control characters).
+    machine.rdma("bad\xff");
+    machine.rdma("bad\xfe");
+    machine.rdma("ctl\x01");
+    machine.rdma("ctl\x02");
+    TempDir out;
+    const auto result = check(machine.dir, machine.env(), {"--metrics", out.file("provision.prom")});
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    const std::string metrics = e2e::read_file(out.file("provision.prom"));
+    INFO(metrics);
+    CHECK(repeated_series(metrics).empty());
+    CHECK(has(metrics, "provision_rdma_port_rate_bytes_per_second{device=\"mlx5_0\",port=\"1\"} 50000000000\n"));
+    CHECK(has(metrics, "# left out: provision_rdma_port_active{device=\"bad\xef\xbf\xbd\",port=\"1\""));
+    CHECK(has(metrics, "# left out: provision_rdma_port_active{device=\"ctl\xef\xbf\xbd\",port=\"1\""));
+    const std::string promtool = publish_test::installed("promtool");
+    if (promtool.empty()) {
+        WARN("skipped: promtool is not installed (Debian's package prometheus; scripts/install-deps installs it)");
+        return;
+    }
+    const auto checked = publish_test::promtool_check(promtool, out.file("provision.prom"));
+    CHECK(checked.exit_code == 0);
+    CHECK(checked.out + checked.err == "");
+    reliability::record("metrics", "a node with RDMA ports, two device names alike but for a byte that is not UTF-8, "
+                                   "two alike but for a control character",
+                        "promtool check metrics passes (the rate in bytes per second); each label set once, the "
+                        "later repeat left out with a comment");
+}
+
 TEST_CASE("hostile interface lists: thousands of entries, names with control characters", "[network][bounds]") {
     Machine machine;
     std::string text;
@@ -282,10 +395,10 @@ TEST_CASE("hostile interface lists: thousands of entries, names with control cha
     CHECK_FALSE(has(result.err, "\x1b"));
     const auto report = e2e::report(result);
     const std::string words = findings_of(report, "socket_ifname_unmatched")[0]["message"];
-    CHECK(has(words, "and 4064 more"));  // 4,096 entries read; 32 named
-    CHECK(has(result.err, "more than 4096 interface addresses"));
+    CHECK(has(words, "and 8160 more"));  // 8,192 entries read (4,096 and 4,096 more); 32 named
+    CHECK(has(result.err, "11808 interface entries were not read"));
     reliability::record("network input", "20,000 interfaces named with terminal escapes",
-                        "bounded: 4,096 read, 32 named in the finding, escapes printed as \\x1b");
+                        "bounded: 8,192 read, 32 named in the finding, escapes printed as \\x1b");
 }
 
 TEST_CASE("an interface list that cannot be read is a note, never a crash", "[network][bounds]") {

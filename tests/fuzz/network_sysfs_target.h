@@ -143,7 +143,7 @@ inline void one_input(std::string_view input) {
         FUZZ_CHECK(read_port.gid->index >= 0 &&
                    (read_port.gids.empty() || read_port.gid->index < static_cast<int>(read_port.gids.size())));
     FUZZ_CHECK(report.taken.size() <= 1);
-    FUZZ_CHECK(report.interface_list.entries.size() <= kMostInterfaceEntries);
+    FUZZ_CHECK(report.interface_list.entries.size() <= 2 * kMostInterfaceEntries);
     FUZZ_CHECK(report.interface_list.error.empty() || report.interface_list.entries.empty());
     FUZZ_CHECK(report.socket.interfaces.size() <= static_cast<std::size_t>(kNcclMaxInterfaces));
     std::set<std::string> names;

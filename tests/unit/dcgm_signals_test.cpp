@@ -299,6 +299,16 @@ TEST_CASE("Xid records: the driver's lines, and lines that only look like them",
     CHECK_FALSE(parse_xid_record("NVRM: Xid (PCI:0000:3b:00 and much more than a bus id): 79, ..."));
     CHECK_FALSE(parse_xid_record("NVRM: Xid (PCI:zz:zz): 79, not hex"));
     CHECK_FALSE(parse_xid_record("NVRM: Xid (PCI:0000:3b:00"));  // cut short
+    // The mark must begin a message of the kernel's own: not quoted in the middle
+    // of another record, not after NUL bytes, not written by a process.
+    CHECK(parse_xid_record("4,88,99,c;NVRM: Xid (PCI:0000:18:00): 79, x")->xid == 79);
+    CHECK(parse_xid_record("4,88,99,-,caller=T12;NVRM: Xid (PCI:0000:18:00): 79, x")->xid == 79);
+    CHECK_FALSE(parse_xid_record("4,5,6,-;process 'sh' launched '/tmp/NVRM: Xid (PCI:0000:18:00): 79, x' with "
+                                 "NULL argv: empty string added"));
+    CHECK_FALSE(parse_xid_record("6,7,8,-;usb 1-1: Product: NVRM: Xid (PCI:0000:18:00): 79, x"));
+    CHECK_FALSE(parse_xid_record(std::string(2, '\0') + "NVRM: Xid (PCI:0000:18:00): 79, x"));
+    CHECK_FALSE(parse_xid_record("12,9,9,-;NVRM: Xid (PCI:0000:18:00): 79, written to /dev/kmsg by a process"));
+    CHECK_FALSE(parse_xid_record("x,9,9,-;NVRM: Xid (PCI:0000:18:00): 79, no prefix of /dev/kmsg's"));
     // A message of control bytes comes back printable and bounded.
     const auto hostile = parse_xid_record("NVRM: Xid (PCI:0000:3b:00): 13, \x1b[2J" + std::string(5000, 'A'));
     REQUIRE(hostile);
@@ -319,7 +329,7 @@ TEST_CASE("the kernel log: read when it can be, bounded whatever it holds, else 
         CHECK(log.read);
         REQUIRE(log.events.size() == 2);
         CHECK(log.events[1].xid == 79);
-        CHECK_FALSE(log.cut);
+        CHECK(xid_log_cut_note(log).empty());
     }
     SECTION("absent, a folder, a FIFO: not read, and why") {
         CHECK_FALSE(read_xid_log(dir.file("absent")).read);
@@ -339,27 +349,35 @@ TEST_CASE("the kernel log: read when it can be, bounded whatever it holds, else 
         write_file(dir.file("kmsg"), text);
         const XidLog log = read_xid_log(dir.file("kmsg"));
         CHECK(log.read);
-        REQUIRE(log.events.size() == 2);  // the overlong record is cut before its Xid
-        CHECK(log.events[0].xid == 62);
-        CHECK(log.events[1].xid == 92);
+        REQUIRE(log.events.size() == 1);  // the overlong record is cut before its Xid; bytes before the mark: no Xid
+        CHECK(log.events[0].xid == 92);
+        CHECK(log.records_cut == 1);
     }
-    SECTION("more Xid lines than kept: the first ones, marked cut") {
-        std::string text;
-        for (std::size_t i = 0; i < kMostXidEvents + 5; ++i) text += "NVRM: Xid (PCI:0000:18:00): 13, again\n";
+    SECTION("more Xid lines than kept: the first of each kind and the newest, the rest counted") {
+        std::string text = "NVRM: Xid (PCI:0000:20:00): 13, the first\n";
+        for (std::size_t i = 0; i < kMostXidEvents + 5; ++i) text += "NVRM: Xid (PCI:0000:20:00): 13, again\n";
+        text += "NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.\n";
+        for (std::size_t i = 0; i < kMostXidEvents + 5; ++i) text += "NVRM: Xid (PCI:0000:20:00): 45, killed\n";
         write_file(dir.file("kmsg"), text);
         const XidLog log = read_xid_log(dir.file("kmsg"));
-        CHECK(log.events.size() == kMostXidEvents);
-        CHECK(log.cut);
+        CHECK(log.events.size() == 3 + kMostXidEvents);
+        CHECK(log.events[0].message == "the first");
+        CHECK(log.events[1].xid == 79);
+        CHECK(log.events.back().xid == 45);
+        CHECK(log.events_left_out == 2 * (kMostXidEvents + 5) + 2 - log.events.size());
+        CHECK_THAT(xid_log_cut_note(log), Catch::Contains("Xid events were left out"));
     }
-    SECTION("more records than read: the reader stops") {
+    SECTION("a stand-in longer than the kernel's largest log: its newest bytes are read") {
         std::string text;
-        for (std::size_t i = 0; i < kMostLogRecords + 10; ++i) text += "a\n";
-        text += "NVRM: Xid (PCI:0000:18:00): 79, too late\n";
+        while (text.size() < kMostLogBytes + 100) text += "6,1,1,-;usb 1-1: an unrelated record\n";
+        text += "3,2,2,-;NVRM: Xid (PCI:0000:18:00): 79, the newest\n";
         write_file(dir.file("kmsg"), text);
         const XidLog log = read_xid_log(dir.file("kmsg"));
         CHECK(log.read);
-        CHECK(log.events.empty());
-        CHECK(log.cut);
+        REQUIRE(log.events.size() == 1);
+        CHECK(log.events[0].xid == 79);
+        CHECK(log.bytes_not_read >= text.size() - kMostLogBytes);
+        CHECK_THAT(xid_log_cut_note(log), Catch::Contains("oldest"));
     }
     SECTION("/dev/null: a device with nothing in it") {
         const XidLog log = read_xid_log("/dev/null");

@@ -161,8 +161,15 @@ TEST_CASE("the interface stand-in: flags, addresses, escapes and errors with the
     std::string many;
     for (int i = 0; i < 5000; ++i) many += "veth" + std::to_string(i) + " up,running\n";
     const auto capped = parse_interface_stand_in(many);
-    CHECK(capped.truncated);
+    CHECK(capped.left_out == 5000 - kMostInterfaceEntries);
     CHECK(capped.entries.size() == kMostInterfaceEntries);
+    // An SR-IOV host: getifaddrs lists every link before any address; the
+    // addresses are kept whatever number of links precede them.
+    many += "eth0 up,running 10.0.0.5/24\n";
+    const auto addressed = parse_interface_stand_in(many);
+    REQUIRE(addressed.entries.size() == kMostInterfaceEntries + 1);
+    CHECK(addressed.entries.back().name == "eth0");
+    CHECK(addressed.entries.front().name == "veth0");
 }
 
 TEST_CASE("ncclIbGetGidIndex on InfiniBand: the routable FLID's index, else 0", "[network][rules]") {

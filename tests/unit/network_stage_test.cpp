@@ -483,19 +483,32 @@ TEST_CASE("hostile sysfs: unreadable, missing and endless entries give a bounded
     CHECK(first.phys_state.empty());  // a FIFO is never read
     CHECK(first.gids.size() == kMostGids);
     CHECK(first.gids_truncated);
-    CHECK(report.rdma.devices[1].ports_truncated);
-    CHECK(report.rdma.devices[1].ports.size() == kMostRdmaPorts);
+    CHECK(report.rdma.devices[1].ports_left_out == 200 - kMostRdmaPorts);
+    REQUIRE(report.rdma.devices[1].ports.size() == kMostRdmaPorts);
+    CHECK(report.rdma.devices[1].ports.front().number == 1);  // the lowest numbers, whatever readdir's order
+    CHECK(report.rdma.devices[1].ports.back().number == static_cast<int>(kMostRdmaPorts));
     // The name comes out escaped in every finding.
     for (const Finding& finding : report.findings) CHECK_FALSE(has(finding.words, "\x1b"));
 
-    // Thousands of devices: the first kMostRdmaDevices are read.
+    // Thousands of devices: the first kMostRdmaDevices in NCCL's order are
+    // read (mlx5_2 before mlx5_10), and those NCCL_IB_HCA names.
     StandIn many;
     many.interfaces(kTwoInterfaces);
     const auto nic = many.pci({"0000:00:01.0", "0000:04:00.0"});
     for (int i = 0; i < 100; ++i) many.rdma("mlx5_" + std::to_string(i), nic, {}, i);
     const auto crowded = run(job_settings(many));
-    CHECK(crowded.rdma.devices.size() == kMostRdmaDevices);
-    CHECK(crowded.rdma.truncated);
+    REQUIRE(crowded.rdma.devices.size() == kMostRdmaDevices);
+    CHECK(crowded.rdma.devices_left_out == 100 - kMostRdmaDevices);
+    CHECK(crowded.rdma.devices[0].name == "mlx5_0");
+    CHECK(crowded.rdma.devices[2].name == "mlx5_2");
+    CHECK(crowded.rdma.devices.back().name == "mlx5_" + std::to_string(kMostRdmaDevices - 1));
+    CHECK(std::any_of(crowded.notes.begin(), crowded.notes.end(),
+                      [](const std::string& note) { return has(note, "36 RDMA devices were not read"); }));
+    NetworkSettings named = job_settings(many);
+    named.nccl.ib_hca = "=mlx5_99";
+    const auto chosen = run(named);
+    REQUIRE(chosen.rdma.devices.size() == kMostRdmaDevices + 1);
+    CHECK(chosen.rdma.devices.back().name == "mlx5_99");
 }
 
 TEST_CASE("the GID tables read stay within their budget", "[network][stage][bounds]") {

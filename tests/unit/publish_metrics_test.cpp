@@ -29,7 +29,8 @@ struct Family {
 };
 
 // Reads the text format strictly: HELP then TYPE before a family's samples,
-// families not interleaved, two fields per sample (no timestamp).
+// families not interleaved, two fields per sample (no timestamp); the only
+// other comment is "# left out: ...".
 std::map<std::string, Family> parse(const std::string& text) {
     static const std::regex help(R"(# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.+))");
     static const std::regex type(R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (gauge|counter))");
@@ -48,6 +49,8 @@ std::map<std::string, Family> parse(const std::string& text) {
         } else if (std::regex_match(line, match, type)) {
             REQUIRE(match[1] == current);
             families[current].type = match[2];
+        } else if (line.starts_with("# left out: ")) {
+            continue;  // a repeated label set, said in a comment
         } else {
             REQUIRE(std::regex_match(line, match, sample));
             REQUIRE(match[1] == current);
@@ -338,8 +341,9 @@ TEST_CASE("between nodes: the transport, each RDMA port, each GPU's GPUDirect RD
           std::vector<std::string>{
               "provision_rdma_port_active{device=\"mlx5_0\",port=\"1\",link_layer=\"InfiniBand\"} 1",
               "provision_rdma_port_active{device=\"mlx5_0\",port=\"2\",link_layer=\"InfiniBand\"} 0"});
-    CHECK(samples("provision_rdma_port_rate_bits_per_second") ==
-          std::vector<std::string>{"provision_rdma_port_rate_bits_per_second{device=\"mlx5_0\",port=\"1\"} 400000000000"});
+    CHECK(samples("provision_rdma_port_rate_bytes_per_second") ==
+          std::vector<std::string>{
+              "provision_rdma_port_rate_bytes_per_second{device=\"mlx5_0\",port=\"1\"} 50000000000"});
     const auto gdr = samples("provision_gpudirect_rdma");
     CHECK(gdr.size() == 10);  // two GPUs, five states each
     CHECK(std::find(gdr.begin(), gdr.end(),
@@ -359,5 +363,27 @@ TEST_CASE("a host of hundreds of RDMA ports: at most 64 samples a family", "[net
     }
     const auto families = parse(render_metrics(finished(report)));
     CHECK(families.at("provision_rdma_port_active").samples.size() == 64);
-    CHECK(families.at("provision_rdma_port_rate_bits_per_second").samples.size() == 64);
+    CHECK(families.at("provision_rdma_port_rate_bytes_per_second").samples.size() == 64);
+}
+
+TEST_CASE("label values alike once escaped: one sample, the repeat left out with a comment", "[network]") {
+    Report report = h100_report();
+    with_network(report);
+    auto& devices = report.network->rdma.devices;
+    devices[0].ports.resize(1);
+    for (const std::string name : {"bad\xff", "bad\xfe", "ctl\x01", "ctl\x02"}) {
+        auto device = devices[0];
+        device.name = name;
+        devices.push_back(device);
+    }
+    const std::string text = render_metrics(finished(report));
+    const auto families = parse(text);
+    for (const auto& [name, family] : families) {
+        INFO(name);
+        std::set<std::string> series;
+        for (const auto& sample : family.samples) CHECK(series.insert(sample.substr(0, sample.rfind(' '))).second);
+    }
+    CHECK(families.at("provision_rdma_port_active").samples.size() == 3);  // mlx5_0, bad\uFFFD, ctl\uFFFD
+    CHECK_THAT(text, Catch::Contains("# left out: provision_rdma_port_active{device=\"bad\xef\xbf\xbd\",port=\"1\","));
+    CHECK_THAT(text, Catch::Contains("# left out: provision_rdma_port_active{device=\"ctl\xef\xbf\xbd\",port=\"1\","));
 }
