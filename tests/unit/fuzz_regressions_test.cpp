@@ -24,6 +24,7 @@
 #include "fuzz/recipe_target.h"
 #include "fuzz/settings_target.h"
 #include "fuzz/version_target.h"
+#include "fuzz/rendezvous_lines_target.h"
 #include "fuzz/xid_log_target.h"
 #include "test_support.h"
 
@@ -128,6 +129,10 @@ TEST_CASE("fuzz inputs: PCIe link", "[fuzz]") {
 
 TEST_CASE("fuzz inputs: the kernel log's Xids", "[fuzz]") {
     CHECK(run_all("fuzz_xid_log", fuzz::xid_log::one_input) >= 4);
+}
+
+TEST_CASE("fuzz inputs: a rendezvous peer's lines", "[fuzz][network]") {
+    CHECK(run_all("fuzz_rendezvous_lines", fuzz::rendezvous_lines::one_input) >= 5);
 }
 
 TEST_CASE("fuzz inputs: the network stage's sysfs, /dev and interface readers", "[fuzz][network]") {
