@@ -90,6 +90,16 @@ RendezvousOutcome meet(const RendezvousConfig& config, const MakeId& make_id = k
     return meeting.meet(make_id);
 }
 
+// What a meeting hears of a lost node, polled as the worker pool polls it
+// (a generous bound: the loss is known within one poll).
+std::optional<NodeResult> lost_of(Meeting& meeting) {
+    for (int i = 0; i < 4000; ++i) {
+        if (auto lost = meeting.lost()) return lost;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return std::nullopt;
+}
+
 const HealthPolicy& policy() {
     static const RecipeSet recipes = load_recipes_over_builtins(std::nullopt, {});
     return recipes.policy;
@@ -150,11 +160,11 @@ TEST_CASE("a node that never comes is named within the limit, on node 0 and on t
 
 TEST_CASE("a node whose own limit is short still waits for node 0 once counted", "[network][rendezvous]") {
     // Nodes that start far apart: node 1's limit is 0.3 s, but node 0 counts it
-    // and says how long it waits (here 12 s), so node 1 waits as long: it never
+    // and says how long it waits (here 15 s), so node 1 waits as long: it never
     // reports node 0 missing while node 0 counts it.  Node 2 comes at 10.8 s,
     // past node 1's own limit and the 10 s grace.
     const auto port = free_port();
-    auto zero = std::async(std::launch::async, [&] { return meet(node(port, 3, 0, 1, std::chrono::milliseconds(12000))); });
+    auto zero = std::async(std::launch::async, [&] { return meet(node(port, 3, 0, 1, std::chrono::milliseconds(15000))); });
     auto one = std::async(std::launch::async, [&] {
         ::close(connect_retrying(port));  // node 0 listens
         return meet(node(port, 3, 1, 1, std::chrono::milliseconds(300)));
@@ -246,7 +256,7 @@ TEST_CASE("silent connections neither spin node 0 nor keep a real node out", "[n
 
 TEST_CASE("node 0 of a job of 400 nodes with two present names the missing in one line", "[network][rendezvous]") {
     const auto port = free_port();
-    const auto limit = std::chrono::milliseconds(1500);
+    const auto limit = std::chrono::milliseconds(3000);
     auto zero = std::async(std::launch::async, [&] { return meet(node(port, 400, 0, 1, limit)); });
     const auto one = meet(node(port, 400, 1, 1, std::chrono::milliseconds(60000)));
     const auto a = zero.get();
@@ -277,7 +287,7 @@ TEST_CASE("an elastic job closes once its fewest nodes came, without waiting for
     // PET_NNODES=2:4 with two nodes: they meet by node 0's limit (torchrun's
     // last call is longer), nodes 2 and 3 are absent but not missing.
     const auto port = free_port();
-    const auto limit = std::chrono::milliseconds(1500);
+    const auto limit = std::chrono::milliseconds(3000);
     auto zero_config = node(port, 4, 0, 1, limit);
     zero_config.min_nodes = 2;
     auto one_config = node(port, 4, 1, 1, limit);
@@ -364,11 +374,7 @@ TEST_CASE("a node with a token trusts no node 0 that cannot prove it holds it", 
     CHECK(one.detail.find("node 0 did not ask for the job's rendezvous token") != std::string::npos);
     // Node 0 had counted it: it learns in the proof that node 1 is gone.
     CHECK(met.get().status == RendezvousStatus::joined);
-    std::optional<NodeResult> lost;
-    for (int i = 0; i < 400 && !lost; ++i) {
-        lost = zero.lost();
-        if (!lost) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    const std::optional<NodeResult> lost = lost_of(zero);
     REQUIRE(lost);
     CHECK(lost->node == 1);
 }
@@ -445,11 +451,7 @@ TEST_CASE("a node that vanishes after its hello is named to node 0 at once, and 
         REQUIRE(one.meet(kId).status == RendezvousStatus::joined);
         REQUIRE(met.get().status == RendezvousStatus::joined);
     }  // node 1's provision is killed: its connection closes
-    std::optional<NodeResult> lost;
-    for (int i = 0; i < 400 && !lost; ++i) {
-        lost = zero.lost();
-        if (!lost) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    const std::optional<NodeResult> lost = lost_of(zero);
     REQUIRE(lost);
     CHECK(lost->node == 1);
     CHECK(lost->proof == NodeProof::vanished);
@@ -482,12 +484,7 @@ TEST_CASE("a node whose NCCL failed carries the failure; the others hear it and 
     const NodeResult failed{1, NodeProof::failed, "ncclCommInitRank: NCCL error 2 (unhandled system error)"};
     auto settled1 = std::async(std::launch::async, [&] { return one.settle(failed, std::chrono::milliseconds(5000)); });
     // Node 0 hears of it at once and tells node 2, whose ranks stop waiting.
-    std::optional<NodeResult> heard0, heard2;
-    for (int i = 0; i < 400 && !(heard0 && heard2); ++i) {
-        if (!heard0) heard0 = zero.lost();
-        if (!heard2) heard2 = two.lost();
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    const auto heard0 = lost_of(zero), heard2 = lost_of(two);
     REQUIRE(heard0);
     REQUIRE(heard2);
     CHECK(heard2->node == 1);
