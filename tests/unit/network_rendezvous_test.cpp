@@ -7,6 +7,7 @@
 // that connects can make a node wait past its limit.
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 
 #include "network/proof_findings.h"
 #include "network/rendezvous.h"
+#include "network/route.h"
 #include "network/wire.h"
 #include "recipe/recipe_loader.h"
 
@@ -688,4 +690,17 @@ TEST_CASE("the proof's bandwidth against the transport's figure", "[network][pro
     CHECK(low->signal == "nccl_bandwidth_low");
     CHECK(low->words.find("3.12 GB/s") != std::string::npos);
     CHECK_FALSE(bandwidth_finding(0.4, std::nullopt, policy()));
+}
+
+TEST_CASE("MASTER_ADDR with an IPv6 zone keeps the link it names", "[network][rendezvous]") {
+    std::string why;
+    const auto named = resolve_master("fe80::1%lo", std::chrono::milliseconds(500), why);
+    REQUIRE(named);
+    CHECK(named->family == Family::ipv6);
+    CHECK(named->scope_id == ::if_nametoindex("lo"));
+    const auto numbered = resolve_master("fe80::1%7", std::chrono::milliseconds(500), why);
+    REQUIRE(numbered);
+    CHECK(numbered->scope_id == 7);
+    CHECK_FALSE(resolve_master("fe80::1%no-such-if0", std::chrono::milliseconds(500), why));
+    CHECK(why.find("no interface") != std::string::npos);
 }
