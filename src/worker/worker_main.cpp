@@ -8,6 +8,9 @@
 // (worker_links.h).  What is done to a GPU is its backend's (gpu_backend.h).
 #include "worker/worker_main.h"
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -372,7 +375,24 @@ int run_check_worker(const std::vector<std::string>& args, std::istream& in, std
     return 0;
 }
 
+namespace {
+
+// A worker whose provision is gone (SIGKILLed, OOM-killed) would otherwise
+// wait on holding its GPU: NCCL's communicator across nodes waits for its
+// peers without end.  It follows provision out.  The thread that spawned it
+// is provision's main thread, which becomes the workload at the handoff, so
+// a handoff keeps it alive; an exit takes it along, its teardown left to the
+// kernel as a killed process's is.
+void follow_parent_out() {
+    const pid_t parent = ::getppid();
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) std::_Exit(1);  // gone already, before the line above
+}
+
+}  // namespace
+
 int check_worker_main(const std::vector<std::string>& args) {
+    follow_parent_out();
     name_this_process_as_gpu_worker();  // so that NVML's process lists can tell it from a workload
     return run_check_worker(args, std::cin, std::cout, std::cerr);
 }

@@ -15,6 +15,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <csignal>
+#include <cstdio>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -22,6 +24,7 @@
 
 #include "harness.h"
 #include "network/rendezvous.h"
+#include "support/proc_file.h"
 #include "support/reliability_record.h"
 
 using e2e::TempDir;
@@ -922,4 +925,55 @@ TEST_CASE("nccl: a token file that cannot be read keeps the node out, saying why
     const auto failed = findings_of(e2e::report(result), "rendezvous_failed");
     REQUIRE(failed.size() == 1);
     CHECK(has(failed[0]["message"], "cannot be used"));
+}
+
+namespace {
+
+// The processes whose parent is `pid`, as /proc lists them now.
+std::vector<long> children_of(long pid) {
+    std::vector<long> children;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const std::string fields = proc::stat_fields(std::stol(name));
+        long parent = 0;
+        if (!fields.empty() && std::sscanf(fields.c_str(), "%*c %ld", &parent) == 1 && parent == pid)
+            children.push_back(std::stol(name));
+    }
+    return children;
+}
+
+}  // namespace
+
+TEST_CASE("nccl: a node's provision killed outright takes its GPU workers with it", "[nccl][full][network][proof]") {
+    // SIGKILLed or OOM-killed while it waits for the other nodes: its workers
+    // would otherwise hold their GPUs (and, in NCCL's communicator, wait for
+    // peers without end).
+    if (skip_without_prerequisites()) return;
+    TempDir dir;
+    const int port = free_port();
+    // Node 1 comes and stays; node 0's ranks then hang in the all-reduce, as
+    // NCCL's do, reading nothing more from provision.
+    const auto node0 = start_node(dir, simulated_node(dir, 2, 0, port, {{"PROVISION_TEST_FAULT", "nccl=hang"}}));
+    provision::network::Meeting one(stranger(2, 1, port));
+    REQUIRE(one.meet(kNoId).status == provision::network::RendezvousStatus::joined);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the all-reduce's commands reach the workers
+    std::vector<long> workers;
+    for (int i = 0; i < 4000 && workers.size() < 2; ++i) {
+        workers = children_of(node0.pid);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    REQUIRE_FALSE(workers.empty());
+    REQUIRE(::kill(node0.pid, SIGKILL) == 0);
+    int status = 0;
+    REQUIRE(::waitpid(node0.pid, &status, 0) == node0.pid);
+    for (const long worker : workers) {
+        bool gone = false;
+        for (int i = 0; i < 4000 && !gone; ++i) {
+            gone = !proc::running(worker);
+            if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        INFO(worker);
+        CHECK(gone);
+    }
 }
