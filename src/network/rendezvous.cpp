@@ -109,21 +109,7 @@ Socket connect_to(const IpAddress& address, std::uint16_t port, Clock::time_poin
             return Socket();
         }
         sockaddr_storage remote{};
-        socklen_t length = 0;
-        if (family == AF_INET) {
-            auto* in = reinterpret_cast<sockaddr_in*>(&remote);
-            in->sin_family = AF_INET;
-            in->sin_port = htons(port);
-            std::memcpy(&in->sin_addr, address.bytes.data(), 4);
-            length = sizeof(sockaddr_in);
-        } else {
-            auto* in6 = reinterpret_cast<sockaddr_in6*>(&remote);
-            in6->sin6_family = AF_INET6;
-            in6->sin6_port = htons(port);
-            std::memcpy(&in6->sin6_addr, address.bytes.data(), 16);
-            in6->sin6_scope_id = address.scope_id;
-            length = sizeof(sockaddr_in6);
-        }
+        const socklen_t length = socket_address_of(address, port, remote);
         int error = 0;
         if (::connect(socket.fd(), reinterpret_cast<const sockaddr*>(&remote), length) == 0) return socket;
         error = errno;

@@ -101,6 +101,23 @@ std::optional<IpAddress> resolve_master(const std::string& master_addr, std::chr
     return answer.address;
 }
 
+socklen_t socket_address_of(const IpAddress& address, std::uint16_t port, sockaddr_storage& into) {
+    into = sockaddr_storage{};
+    if (address.family == Family::ipv4) {
+        auto* in = reinterpret_cast<sockaddr_in*>(&into);
+        in->sin_family = AF_INET;
+        in->sin_port = htons(port);
+        std::memcpy(&in->sin_addr, address.bytes.data(), 4);
+        return sizeof(sockaddr_in);
+    }
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&into);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(port);
+    std::memcpy(&in6->sin6_addr, address.bytes.data(), 16);
+    in6->sin6_scope_id = address.scope_id;
+    return sizeof(sockaddr_in6);
+}
+
 std::optional<IpAddress> local_address_toward(const IpAddress& address, std::string& detail) {
     const int family = address.family == Family::ipv4 ? AF_INET : AF_INET6;
     const int fd = ::socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -109,22 +126,8 @@ std::optional<IpAddress> local_address_toward(const IpAddress& address, std::str
         return std::nullopt;
     }
     sockaddr_storage remote{};
-    socklen_t length = 0;
     constexpr std::uint16_t kAnyPort = 9;  // connect() on a datagram socket needs one; nothing is sent to it
-    if (family == AF_INET) {
-        auto* in = reinterpret_cast<sockaddr_in*>(&remote);
-        in->sin_family = AF_INET;
-        in->sin_port = htons(kAnyPort);
-        std::memcpy(&in->sin_addr, address.bytes.data(), 4);
-        length = sizeof(sockaddr_in);
-    } else {
-        auto* in6 = reinterpret_cast<sockaddr_in6*>(&remote);
-        in6->sin6_family = AF_INET6;
-        in6->sin6_port = htons(kAnyPort);
-        std::memcpy(&in6->sin6_addr, address.bytes.data(), 16);
-        in6->sin6_scope_id = address.scope_id;
-        length = sizeof(sockaddr_in6);
-    }
+    const socklen_t length = socket_address_of(address, kAnyPort, remote);
     std::optional<IpAddress> local;
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&remote), length) != 0) {
         detail = fmt::format("no route to {}: {}", address.str(), std::strerror(errno));

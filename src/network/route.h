@@ -6,7 +6,10 @@
 // slow or absent DNS answer costs at most that limit.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -30,6 +33,9 @@ constexpr std::chrono::milliseconds kResolveLimit{500};
 // getaddrinfo within `limit`; nullopt with `detail` saying why.
 std::optional<IpAddress> resolve_master(const std::string& master_addr, std::chrono::milliseconds limit,
                                         std::string& detail);
+
+// `address` and `port` as the socket calls take them; returns the length used.
+socklen_t socket_address_of(const IpAddress& address, std::uint16_t port, sockaddr_storage& into);
 
 // The kernel's source address toward `address`; nullopt with `detail`.
 std::optional<IpAddress> local_address_toward(const IpAddress& address, std::string& detail);
