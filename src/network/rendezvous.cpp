@@ -223,13 +223,22 @@ RendezvousOutcome Meeting::serve(const MakeId& make_id) {
     const auto send = [](Peer& peer, const std::string& line) {
         if (!send_all(peer.socket.fd(), line, Clock::now() + kRetryEvery)) peer.gone = true;
     };
+    // A counted node that closed (or broke the protocol before its answer)
+    // has left: it is no longer counted, and may come again.
+    const auto has_left = [](Peer& peer) {
+        std::string line;
+        const auto read = peer.reader.next(peer.socket.fd(), line);
+        return read == LineReader::Read::closed || read == LineReader::Read::error ||
+               read == LineReader::Read::too_long;
+    };
+    const auto drop_those_gone = [&] {
+        std::erase_if(counted, [&](auto& entry) { return has_left(*entry.second); });
+    };
     // Counts a node that said who it is (and proved it): answered at once
     // with how long node 0 will wait, so that it waits no less.
     const auto count = [&](std::unique_ptr<Peer> peer) {
         if (const auto old = counted.find(peer->node); old != counted.end()) {
-            std::string line;
-            const auto read = old->second->reader.next(old->second->socket.fd(), line);
-            if (read != LineReader::Read::closed && read != LineReader::Read::error) {
+            if (!has_left(*old->second)) {
                 send(*peer, fmt::format("refused node rank {} has come already, and is still connected\n", peer->node));
                 return;
             }
@@ -325,15 +334,7 @@ RendezvousOutcome Meeting::serve(const MakeId& make_id) {
                 pending.push_back(std::move(peer));
             }
         }
-        // A counted node that closed has left: it is no longer counted, and
-        // may come again.
-        for (auto it = counted.begin(); it != counted.end();) {
-            std::string line;
-            const auto read = it->second->reader.next(it->second->socket.fd(), line);
-            it = read == LineReader::Read::closed || read == LineReader::Read::error || read == LineReader::Read::too_long
-                     ? counted.erase(it)
-                     : std::next(it);
-        }
+        drop_those_gone();
         std::vector<std::unique_ptr<Peer>> waiting = std::move(pending);
         pending.clear();
         for (auto& peer : waiting) {
@@ -351,11 +352,7 @@ RendezvousOutcome Meeting::serve(const MakeId& make_id) {
         }
     }
     // Those that left while the last ones came are not counted.
-    for (auto it = counted.begin(); it != counted.end();) {
-        std::string line;
-        const auto read = it->second->reader.next(it->second->socket.fd(), line);
-        it = read == LineReader::Read::closed || read == LineReader::Read::error ? counted.erase(it) : std::next(it);
-    }
+    drop_those_gone();
     const int present = static_cast<int>(counted.size()) + 1;
     std::vector<int> missing;
     for (int rank = 1; rank < config_.nodes; ++rank)
