@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """The handoff's summary from bench/start/interleave's --raw files (one per
-set of GPUs): what `provision -- W` adds over W alone, against the detached
-floor; --check against the floor and --no-validate against nvidia-smi (naming
-the GPUs, and where it ran, reading the same health signals); and
-the C workload's phases alone and behind provision.
+set of GPUs), as the targets name its ratios: what `provision -- W` adds over
+W alone against what the comparator (`exec_floor exec W`) adds, for each
+workload measured; `--check` against `exec_floor detached`; `--check
+--no-validate` against nvidia-smi reading the same health signals; then the
+workload's own phases (its clock starts at its exec) behind each, where the
+rest goes.
 
   handoff_summary.py RAW.json ..."""
 import json
 import statistics
 import sys
+
+TARGET = 1.10
 
 
 def medians(raw):
@@ -23,38 +27,41 @@ def medians(raw):
     return wall, figures
 
 
+def row(label, measure, value, against, base):
+    ratio = value / base
+    verdict = "met" if ratio <= TARGET else "above"
+    print(f"| {label} | {measure} | {value:.1f} | {against} {base:.1f} | {ratio:.2f}x ({verdict}) |")
+
+
 def main():
-    print("| GPUs | measure | median ms | against | ratio |")
+    print(f"| GPUs | measure | median ms | against | ratio (target {TARGET:.2f}x) |")
     print("| --- | --- | --- | --- | --- |")
+    phases = []
     for path in sys.argv[1:]:
         label = "GPU 0" if "gpu0" in path else "every GPU"
         wall, figures = medians(json.load(open(path)))
-        floor = wall.get("floor-detached")
-        for workload in ("c", "torch"):
-            alone, behind = wall.get(f"{workload}-alone"), wall.get(f"{workload}-behind-provision")
-            if alone and behind and floor:
-                adds = behind - alone
-                print(f"| {label} | `provision -- {workload}` adds | {adds:.1f} | floor detached {floor:.1f} | "
-                      f"{adds / floor:.2f}x |")
-        if "c-after-teardown" in wall and "c-alone" in wall and floor:
-            adds = wall["c-after-teardown"] - wall["c-alone"]
-            print(f"| {label} | `provision --check`, its workers gone, then c: adds | {adds:.1f} | floor detached "
-                  f"{floor:.1f} | {adds / floor:.2f}x |")
-        if floor and "check" in wall:
-            print(f"| {label} | `--check` | {wall['check']:.1f} | floor detached {floor:.1f} | "
-                  f"{wall['check'] / floor:.2f}x |")
-        peers = (("nvidia-smi", "nvidia-smi"), ("nvidia-smi-health", "nvidia-smi reading the health signals"))
-        for peer, words in peers:
-            if "no-validate" in wall and peer in wall:
-                print(f"| {label} | `--check --no-validate` | {wall['no-validate']:.1f} | {words} "
-                      f"{wall[peer]:.1f} | {wall['no-validate'] / wall[peer]:.2f}x |")
-        alone, behind = figures.get("c-alone", {}), figures.get("c-behind-provision", {})
-        if alone and behind:
-            # The workload's own clock starts at its exec: behind provision, after provision's own time.
-            for key in sorted(set(alone) & set(behind)):
-                if key.endswith("cuinit") or "ready" in key:
-                    print(f"| {label} | C workload's {key} (from its start) | {behind[key]:.1f} | alone "
-                          f"{alone[key]:.1f} | +{behind[key] - alone[key]:.1f} ms |")
+        for workload in ("w", "c", "torch"):
+            alone = wall.get(f"{workload}-alone")
+            behind = wall.get(f"{workload}-behind-provision")
+            comparator = wall.get(f"{workload}-behind-comparator")
+            if alone and behind and comparator:
+                row(label, f"`provision -- {workload}` adds", behind - alone, "`exec_floor exec` adds",
+                    comparator - alone)
+        if "check" in wall and "floor-detached" in wall:
+            row(label, "`--check`", wall["check"], "`exec_floor detached`", wall["floor-detached"])
+        if "no-validate" in wall and "nvidia-smi-health" in wall:
+            row(label, "`--check --no-validate`", wall["no-validate"], "nvidia-smi reading the same fields",
+                wall["nvidia-smi-health"])
+        for key in ("nvml_ms", "cuInit_ms", "contexts_ms", "total_ms"):
+            cells = [figures.get(f"w-{way}", {}).get(key) for way in ("alone", "behind-comparator", "behind-provision")]
+            if all(cell is not None for cell in cells):
+                phases.append((label, key, cells))
+    if phases:
+        print()
+        print("| GPUs | w's phase (from its exec) | alone | behind the comparator | behind provision |")
+        print("| --- | --- | --- | --- | --- |")
+        for label, key, cells in phases:
+            print(f"| {label} | {key} | " + " | ".join(f"{cell:.1f}" for cell in cells) + " |")
 
 
 if __name__ == "__main__":
