@@ -43,7 +43,9 @@ constexpr const char* kExitCodes =
     "wrote, while it is still that file).\n"
     "Remote recipes are cached and revalidated by ETag; when the server fails the cached copy is\n"
     "used with a warning, and without one the run stops (exit 3).  Header values and credentials\n"
-    "in URLs are never printed.\n";
+    "in URLs are never printed.\n"
+    "Durations (--validate-timeout, --fetch-timeout, --rendezvous-timeout, --proof-timeout, their\n"
+    "variables and PROVISION_DETECT_TIMEOUT) are seconds from 0.001 to 3600; --repeat's to 86400.\n";
 
 const std::string* lookup(const Environment& env, const char* name) {
     const auto it = env.find(name);

@@ -52,8 +52,10 @@ std::vector<Block> fenced_blocks(const std::string& document) {
                 open->lines.push_back({number, text});
             }
         } else if (text.rfind("```", 0) == 0) {
-            Block block{document, number, text.substr(3)};
-            block.language = block.language.substr(0, block.language.find(' '));
+            Block block;
+            block.document = document;
+            block.line = number;
+            block.language = text.substr(3, text.find(' ') == std::string::npos ? std::string::npos : text.find(' ') - 3);
             std::smatch found;
             if (std::regex_match(previous, found, marker)) {
                 block.marker = found[1];
@@ -223,7 +225,7 @@ std::string where(const Block& block, int line) { return block.document + ":" + 
 // "#   NAME=value ..." under it (its environment), "# exit N" (default 0).
 void run_shell_block(const Block& block) {
     struct Command {
-        int line;
+        int line = 0;
         std::string text;
         std::vector<std::string> execs;
         std::map<std::string, std::string> env;
@@ -239,7 +241,12 @@ void run_shell_block(const Block& block) {
                 pending += code.substr(0, code.size() - 1);
                 continue;
             }
-            if (!(pending + code).empty()) commands.push_back({line.number, pending + code, {}, {}, 0});
+            if (!(pending + code).empty()) {
+                Command command;
+                command.line = line.number;
+                command.text = pending + code;
+                commands.push_back(std::move(command));
+            }
             pending.clear();
             continue;
         }
