@@ -73,12 +73,12 @@ NetworkStep::NetworkStep(const Options& options)
 
 void NetworkStep::finish(Report& report, const HealthPolicy& policy, PhaseClock& clock) {
     report.job = job_;
-    report.notes.insert(report.notes.end(), job_.notes.begin(), job_.notes.end());
+    add_messages(report.messages, Severity::note, job_.notes);
     if (!settings_) return;
     network::NetworkReport network = reading_.get();
     network::judge_network(network, report.inventory, policy, *settings_);
     report.findings.insert(report.findings.end(), network.findings.begin(), network.findings.end());
-    report.notes.insert(report.notes.end(), network.notes.begin(), network.notes.end());
+    add_messages(report.messages, Severity::note, network.notes);
     transport_ = network.transport == network::Transport::ib ? network::ProofTransport::rdma
                                                              : network::ProofTransport::socket;
     report.network = std::move(network);
@@ -92,9 +92,10 @@ NodeMeeting* NetworkStep::meeting(const Options& options, Report& report) {
     // provision meets the other nodes, the others prove their own GPUs.
     if (const auto local_rank = variable(environment, "LOCAL_RANK");
         local_rank && !local_rank->empty() && *local_rank != "0") {
-        report.notes.push_back(fmt::format("LOCAL_RANK={}: provision runs in one of torchrun's workers; only local "
-                                           "rank 0's meets the other nodes for the proof across nodes",
-                                           echoed(*local_rank)));
+        report.messages.push_back(Message::note(fmt::format("LOCAL_RANK={}: provision runs in one of torchrun's "
+                                                            "workers; only local rank 0's meets the other nodes for "
+                                                            "the proof across nodes",
+                                                            echoed(*local_rank))));
         return nullptr;
     }
     network::RendezvousConfig config;

@@ -38,6 +38,7 @@ struct Options {
     bool explain = false;
     bool json = false;
     ValidateMode validate = ValidateMode::quick;
+    std::string validate_off_by;   // what turned validation off ("--no-validate", "PROVISION_VALIDATE=0"), for messages
     double validate_timeout_s = 5.0;
     // A job over several nodes, --validate=full: where node 0's provision
     // meets the others' (network/rendezvous.h), and how long each waits.

@@ -146,7 +146,7 @@ void reject_other_python_builds(const WorkloadPython& python, const RecipeSet& r
 // recipe must not change which GPUs the workload sees: the decision was
 // made for those that CUDA_VISIBLE_DEVICES in the environment leaves visible.
 void check_sensitive_settings(const EnvSettings& env, const std::map<std::string, std::string>& environment,
-                              std::vector<std::string>& notes) {
+                              std::vector<Message>& messages) {
     for (const auto& [name, value] : env.entries()) {
         if (!is_sensitive_variable(name) || env.is_kept(name)) continue;
         const auto it = environment.find(name);
@@ -159,33 +159,38 @@ void check_sensitive_settings(const EnvSettings& env, const std::map<std::string
                                     echoed(value),
                                     it == environment.end() ? std::string("unset")
                                                             : fmt::format("={}", echoed(it->second))));
-        notes.push_back(fmt::format("warning: a recipe sets {}={} (a loader, start-up or device-selection "
-                                    "variable, allowed by its allow_sensitive)",
-                                    name, printable(value, 256)));
+        messages.push_back(Message::warning(fmt::format("a recipe sets {}={} (a loader, start-up or device-selection "
+                                                        "variable, allowed by its allow_sensitive)",
+                                                        name, printable(value, 256))));
     }
 }
 
-// The installed packages the workload's Python sees, and the notes a user
-// should read about them.
-PackageIndex read_packages(const std::vector<std::string>& site_packages, std::vector<std::string>& notes) {
+// The installed packages the workload's Python sees, and what a user should
+// read about them: a folder that cannot be read may hide a package the
+// workload imports (a warning); the rest are notes.
+PackageIndex read_packages(const std::vector<std::string>& site_packages, std::vector<Message>& messages) {
     PackageIndex packages = scan_site_packages(site_packages);
     for (const auto& [dir, why] : packages.unreadable_dirs)
-        notes.push_back(fmt::format("site-packages folder {} cannot be read: {}", dir, why));
+        messages.push_back(Message::warning(fmt::format("site-packages folder {} cannot be read: {}", dir, why)));
     for (const InstalledPackage* later : packages.shadowed()) {
         const InstalledPackage* used = packages.find(later->name);
-        notes.push_back(fmt::format("{} is installed more than once: {} at {} counts, {} at {} does not", used->name,
-                                    used->version, used->location, later->version, later->location));
+        messages.push_back(Message::note(fmt::format("{} is installed more than once: {} at {} counts, {} at {} does "
+                                                     "not",
+                                                     used->name, used->version, used->location, later->version,
+                                                     later->location)));
     }
     if (packages.packages().empty())
-        notes.push_back(fmt::format("no Python packages found in: {}",
-                                    site_packages.empty() ? std::string("(no site-packages folder exists)")
-                                                          : fmt::format("{}", fmt::join(site_packages, ", "))));
+        messages.push_back(Message::note(fmt::format(
+            "no Python packages found in: {}", site_packages.empty() ? std::string("(no site-packages folder exists)")
+                                                                     : fmt::format("{}", fmt::join(site_packages, ", ")))));
     return packages;
 }
 
-RecipeSet load_recipes(const Options& options, std::vector<std::string>& notes) {
+// The remote recipes' warnings (a cached copy used where the server failed)
+// go to `messages`.
+RecipeSet load_recipes(const Options& options, std::vector<Message>& messages) {
     const LocalRecipes user_recipes = localize_recipes(options.recipes, options.fetch);
-    notes = user_recipes.warnings;
+    add_messages(messages, Severity::warning, user_recipes.warnings);
     const std::optional<std::string> builtin_folder = builtin_recipe_folder(options.builtin_recipes);
     try {
         return load_recipes_over_builtins(builtin_folder, user_recipes.paths);
@@ -211,7 +216,7 @@ void judge_native_code(const Options& options, const RecipeSet& recipes, const W
     CompatJudgement compat =
         judge_compat_libraries(options.library_path, "/etc/ld.so.conf.d", report.inventory, recipes.policy);
     report.findings.insert(report.findings.end(), compat.findings.begin(), compat.findings.end());
-    report.notes.insert(report.notes.end(), compat.notes.begin(), compat.notes.end());
+    add_messages(report.messages, Severity::note, compat.notes);
 }
 
 // The env settings, and what the outcome rule needs to know of the decision.
@@ -229,20 +234,21 @@ RunFacts settle(const Options& options, const RecipeSet& recipes, const Workload
     facts.dtype_override = report.formats.dtype.user;
     facts.gpu_busy = !report.validation.busy.empty() && !options.repeat_interval;
     facts.busy_policy = options.busy_gpu;
-    report.notes.insert(report.notes.end(), report.formats.notes.begin(), report.formats.notes.end());
+    report.messages.insert(report.messages.end(), report.formats.messages.begin(), report.formats.messages.end());
     if (!facts.mechanism_chosen) return facts;
     report.env = build_env_settings(report.inventory, recipes, workload, decision, report.formats,
                                     UserValues(options.process_environment));
     add_pod_settings(report.pod, report.env);
     if (report.network) network::add_network_settings(*report.network, report.env);
-    for (const auto& kept : report.env.kept()) report.notes.push_back(describe(kept));
-    check_sensitive_settings(report.env, options.process_environment, report.notes);
+    for (const auto& kept : report.env.kept()) report.messages.push_back(Message::note(describe(kept)));
+    check_sensitive_settings(report.env, options.process_environment, report.messages);
     report.appended_arguments =
         workload_arguments(workload, decision.mechanism, report.formats.dtype.value, options.command);
     // --validate=full: a GPU well below its model's throughput serves, degraded.
     for (auto& figure : compare_throughput(report.inventory.gpus, report.validation.checks, recipes.throughput)) {
         facts.below_expected_throughput = facts.below_expected_throughput || figure.degraded;
-        if (figure.degraded || figure.expected == 0) report.notes.push_back(std::move(figure.words));
+        if (figure.degraded) report.messages.push_back(Message::warning(std::move(figure.words)));
+        else if (figure.expected == 0) report.messages.push_back(Message::note(std::move(figure.words)));
     }
     return facts;
 }
@@ -268,7 +274,7 @@ Plan plan_run(const Options& options, RoundMemory memory) {
     NetworkStep network(options);  // on several nodes (or for labels) the network is read from now on
     Plan plan;
     Report& report = plan.report;
-    plan.recipes = load_recipes(options, report.notes);
+    plan.recipes = load_recipes(options, report.messages);
     const RecipeSet& recipes = plan.recipes;
     const WorkloadSpec& workload = find_workload(recipes, options.workload);
     report.workload = workload.name;
@@ -276,8 +282,8 @@ Plan plan_run(const Options& options, RoundMemory memory) {
 
     report.python = find_workload_python({options.python, options.python_option_name, options.site_packages,
                                           recipes.site_packages, options.command, options.process_environment});
-    report.notes.insert(report.notes.end(), report.python.notes.begin(), report.python.notes.end());
-    PackageIndex packages = read_packages(report.python.site_packages, report.notes);
+    add_messages(report.messages, Severity::note, report.python.notes);
+    PackageIndex packages = read_packages(report.python.site_packages, report.messages);
     reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
     const std::optional<TorchFiles> torch = read_torch_files(report.python.site_packages);
     NcclFacts nccl{find_workload_nccl(options, report.python.site_packages, packages), {}};
@@ -326,7 +332,7 @@ int carry_out(Plan plan, const Options& options) {
     const bool write_env = !report.decision.mechanism.empty() && report.verdict != HealthLevel::failed &&
                            ((!options.check && !options.repeat_interval) || options.env_file_given);
     if (write_env && options.env_file == kDiscardedEnvFile) {
-        report.notes.push_back(fmt::format("env file {}: the settings are discarded", kDiscardedEnvFile));
+        report.messages.push_back(Message::note(fmt::format("env file {}: the settings are discarded", kDiscardedEnvFile)));
     } else if (write_env) {
         try {
             write_env_file_atomically(options.env_file, render_env_file(report.env, env_file_header(report)),
@@ -340,7 +346,8 @@ int carry_out(Plan plan, const Options& options) {
                 report.verdict = HealthLevel::failed;
                 plan.exit_code = error.code();
             }
-            report.notes.push_back(error.what());
+            // Without a workload it is why the run fails (exit 6).
+            report.messages.push_back({options.command.empty() ? Severity::error : Severity::warning, error.what()});
         }
     }
     clock.mark(Phase::total);

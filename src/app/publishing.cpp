@@ -40,9 +40,9 @@ void publish_finished_run(Plan& plan, const Options& options) {
     const bool fails_the_run = options.command.empty();
     PublishedRun run = finished_run(plan, options);
     auto take = [&](PublishOutcome outcome) {
-        for (auto& note : outcome.notes) plan.report.notes.push_back(std::move(note));
-        for (auto& failure : outcome.failures)
-            plan.report.notes.push_back(fmt::format("{}: {}", fails_the_run ? "error" : "warning", failure));
+        add_messages(plan.report.messages, Severity::note, outcome.notes);
+        // Without a workload a file not written fails the run (exit 6).
+        add_messages(plan.report.messages, fails_the_run ? Severity::error : Severity::warning, outcome.failures);
         if (!outcome.failures.empty() && fails_the_run && plan.exit_code == ExitCode::ok)
             run.exit_code = plan.exit_code = ExitCode::io_failure;
     };

@@ -141,6 +141,12 @@ ValidateMode validate_mode(const SettingValue& given) {
                 fmt::format("{}={}: expected quick, full, off or 0", given.source, echoed(last(given))));
 }
 
+// A row for a variable of another program's that provision reads as that
+// program does (`owner`: "CUDA", "NCCL", ...).
+Setting others(std::string_view owner, std::string_view variable, std::string_view help, SettingDecoder decode = nullptr) {
+    return {.variable = variable, .help = help, .decode = decode, .owner = owner};
+}
+
 // The table.  Outputs come first: they are decoded before the rest.
 const std::vector<Setting> kSettings = {
     {"--env-file", "PROVISION_ENV_FILE", "PATH", "where to write the env settings; /dev/null discards them",
@@ -183,7 +189,8 @@ const std::vector<Setting> kSettings = {
     {"--fetch-timeout", "PROVISION_FETCH_TIMEOUT", "SECONDS",
      "seconds a recipe URL may take to download, connecting included (default 10)", SettingShape::value,
      [](const SettingValue& v, Options& o) { o.fetch.total_timeout_ms = seconds(v, kMaxTimeoutSeconds).count(); }},
-    {{}, "PROVISION_CACHE_DIR", {}, "remote recipe cache (default $XDG_CACHE_HOME/provision or ~/.cache/provision)",
+    {{}, "PROVISION_CACHE_DIR", {}, "remote recipe cache (default $XDG_CACHE_HOME/provision, else ~/.cache/provision, else "
+     "/var/cache/provision)",
      SettingShape::path, [](const SettingValue& v, Options& o) { o.fetch.cache_dir = last(v); }},
     {"--report-url", "PROVISION_REPORT_URL", "URL",
      "POST the JSON report to this https:// URL before the handoff; failures only warn", SettingShape::value,
@@ -206,10 +213,17 @@ const std::vector<Setting> kSettings = {
      SettingShape::path, [](const SettingValue& v, Options& o) { o.gpu_fixture = last(v); }},
     {"--validate", "PROVISION_VALIDATE", "quick|full|off",
      "GPU validation: quick (default), full (adds throughput) or off", SettingShape::value,
-     [](const SettingValue& v, Options& o) { o.validate = validate_mode(v); }, "0 = off", "--no-validate", false,
+     [](const SettingValue& v, Options& o) {
+         o.validate = validate_mode(v);
+         o.validate_off_by = v.from_flag ? "--validate off" : fmt::format("{}={}", v.source, echoed(trimmed(last(v))));
+     },
+     "0 = off", "--no-validate", false,
      {"quick", "full", "off"}},
     {"--no-validate", {}, {}, "skip GPU validation (same as --validate=off)", SettingShape::switch_flag,
-     [](const SettingValue&, Options& o) { o.validate = ValidateMode::off; }},
+     [](const SettingValue&, Options& o) {
+         o.validate = ValidateMode::off;
+         o.validate_off_by = "--no-validate";
+     }},
     {"--rendezvous-port", "PROVISION_RENDEZVOUS_PORT", "PORT",
      "the port node 0's provision listens on for the other nodes, at MASTER_ADDR, before the proof across nodes "
      "(default 29519; never the job's MASTER_PORT)",
@@ -264,59 +278,86 @@ const std::vector<Setting> kSettings = {
     {{}, "PROVISION_CURL_LIBRARY", {}, "the libcurl to load for URLs (default libcurl.so.4)", SettingShape::value,
      [](const SettingValue& v, Options& o) { library(v, o.curl_library); }},
 
-    // The workload's own variables, which provision reads as the workload will.
-    {{}, "CUDA_VISIBLE_DEVICES", {}, "the GPUs the workload sees, parsed as CUDA parses it", SettingShape::value,
-     [](const SettingValue& v, Options& o) { o.detect.cuda_visible_devices = last(v); }},
-    {{}, "CUDA_DEVICE_ORDER", {}, "PCI_BUS_ID: CUDA numbers the GPUs as NVML does", SettingShape::value,
-     [](const SettingValue& v, Options& o) { o.detect.cuda_device_order = last(v); }},
-    {{}, "VIRTUAL_ENV", {}, "the workload's venv, when no --python and no COMMAND names an interpreter"},
-    {{}, "CONDA_PREFIX", {}, "the workload's conda environment, after VIRTUAL_ENV"},
-    {{}, "PATH", {}, "where python3 (and a COMMAND) is looked up", SettingShape::value,
-     [](const SettingValue& v, Options& o) { o.search_path = last(v); }},
-    {{}, "PYTHONPATH", {}, "folders the workload's Python reads before its site-packages"},
-    {{}, "PYTHONNOUSERSITE", {}, "set: the user site (~/.local/lib/pythonX.Y) is not read"},
-    {{}, "PYTHONUSERBASE", {}, "where the user site is (default ~/.local)"},
-    {{}, "HOME", {}, "the user site's and the recipe cache's home"},
-    {{}, "XDG_CACHE_HOME", {}, "the recipe cache's parent folder"},
-    {{}, "LD_LIBRARY_PATH", {},
-     "searched for CUDA forward-compatibility libraries, the workload's NCCL and a system cuDNN",
-     SettingShape::value, [](const SettingValue& v, Options& o) { o.library_path = last(v); }},
+    // Variables of others (CUDA, Python, the launcher, NCCL, pyenv), which
+    // provision reads as their owner reads them in the workload; most are
+    // read where they are used.  A launcher's fallback row comes before the
+    // variable it stands in for, which overrides it when set
+    // (network/job_shape.h says which launcher wins).
+    others("CUDA", "CUDA_VISIBLE_DEVICES", "the GPUs the workload sees, parsed as CUDA parses it",
+           [](const SettingValue& v, Options& o) { o.detect.cuda_visible_devices = last(v); }),
+    others("CUDA", "CUDA_DEVICE_ORDER", "PCI_BUS_ID: CUDA numbers the GPUs as NVML does",
+           [](const SettingValue& v, Options& o) { o.detect.cuda_device_order = last(v); }),
+    others("Python", "VIRTUAL_ENV", "the workload's venv, when no --python and no COMMAND names an interpreter"),
+    others("Python", "CONDA_PREFIX", "the workload's conda environment, after VIRTUAL_ENV"),
+    others("Python", "PYTHONPATH", "folders the workload's Python reads before its site-packages"),
+    others("Python", "PYTHONNOUSERSITE", "set: the user site (~/.local/lib/pythonX.Y) is not read"),
+    others("Python", "PYTHONUSERBASE", "where the user site is (default ~/.local)"),
+    others("pyenv", "PYENV_VERSION", "the version a pyenv shim runs, before .python-version and PYENV_ROOT/version"),
+    others("system", "PATH", "where python3 (and a COMMAND) is looked up",
+           [](const SettingValue& v, Options& o) { o.search_path = last(v); }),
+    others("system", "HOME", "the user site's and the recipe cache's home"),
+    others("system", "XDG_CACHE_HOME", "the recipe cache's parent folder"),
+    others("system", "LD_LIBRARY_PATH",
+           "searched for CUDA forward-compatibility libraries, the workload's NCCL and a system cuDNN",
+           [](const SettingValue& v, Options& o) { o.library_path = last(v); }),
 
-    // The job's launcher: how many nodes it spans and which one this is
-    // (network/job_shape.h says which launcher wins).  A fallback's row comes
-    // before the variable it stands in for, which overrides it when set.
-    {{}, "PET_NNODES", {}, "Kubeflow's node count for torchrun (N or MIN:MAX)", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_node_range(v, o.launcher); }, {}, {}, false, {}},
-    {{}, "PET_NODE_RANK", {}, "Kubeflow's rank of this node", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.pet_node_rank, o.launcher); }, {}, {}, false, {}},
-    {{}, "NNODES", {}, "the job's node count, as torchrun's --nnodes", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.nnodes, o.launcher); }, {}, {}, false, {}},
-    {{}, "NODE_RANK", {}, "this node's rank, as torchrun's --node-rank", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.node_rank, o.launcher); }, {}, {}, false, {}},
-    {{}, "WORLD_SIZE", {}, "processes in the job (torchrun's workers)", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.world_size, o.launcher); }, {}, {}, false, {}},
-    {{}, "LOCAL_WORLD_SIZE", {}, "processes on this node (torchrun's workers)", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.local_world_size, o.launcher); }, {}, {}, false, {}},
-    {{}, "GROUP_RANK", {}, "this node's rank (torchrun's workers)", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.group_rank, o.launcher); }, {}, {}, false, {}},
-    {{}, "RANK", {}, "this process's global rank (torchrun's workers)", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.rank, o.launcher); }, {}, {}, false, {}},
-    {{}, "SLURM_JOB_NUM_NODES", {}, "Slurm's node count, where SLURM_NNODES is not set", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.slurm_nnodes, o.launcher); }, {}, {}, false, {}},
-    {{}, "SLURM_NNODES", {}, "Slurm's node count", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.slurm_nnodes, o.launcher); }, {}, {}, false, {}},
-    {{}, "SLURM_NODEID", {}, "Slurm's rank of this node", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.slurm_nodeid, o.launcher); }, {}, {}, false, {}},
-    {{}, "OMPI_COMM_WORLD_SIZE", {}, "Open MPI's process count", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.ompi_world_size, o.launcher); }, {}, {}, false, {}},
-    {{}, "OMPI_COMM_WORLD_LOCAL_SIZE", {}, "Open MPI's processes on this node", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.ompi_local_size, o.launcher); }, {}, {}, false, {}},
-    {{}, "OMPI_COMM_WORLD_RANK", {}, "Open MPI's rank of this process", SettingShape::value,
-     [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.ompi_rank, o.launcher); }, {}, {}, false, {}},
-    {{}, "PET_MASTER_ADDR", {}, "Kubeflow's MASTER_ADDR for torchrun, where MASTER_ADDR is not set", SettingShape::value,
-     [](const SettingValue& v, Options& o) { master_address(v, o.launcher.master_addr, /*only_if_unset=*/true); }, {}, {}, false, {}},
-    {{}, "MASTER_ADDR", {}, "where the job's nodes meet: the route to it is checked on several nodes", SettingShape::value,
-     [](const SettingValue& v, Options& o) { master_address(v, o.launcher.master_addr, /*only_if_unset=*/false); }, {}, {}, false, {}},
+    others("launcher", "PET_NNODES", "Kubeflow's node count for torchrun (N or MIN:MAX)",
+           [](const SettingValue& v, Options& o) { launcher_node_range(v, o.launcher); }),
+    others("launcher", "PET_NODE_RANK", "Kubeflow's rank of this node",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.pet_node_rank, o.launcher); }),
+    others("launcher", "NNODES", "the job's node count, as torchrun's --nnodes",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.nnodes, o.launcher); }),
+    others("launcher", "NODE_RANK", "this node's rank, as torchrun's --node-rank",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.node_rank, o.launcher); }),
+    others("launcher", "WORLD_SIZE", "processes in the job (torchrun's workers)",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.world_size, o.launcher); }),
+    others("launcher", "LOCAL_WORLD_SIZE", "processes on this node (torchrun's workers)",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.local_world_size, o.launcher); }),
+    others("launcher", "GROUP_RANK", "this node's rank (torchrun's workers)",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.group_rank, o.launcher); }),
+    others("launcher", "RANK", "this process's global rank (torchrun's workers)",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.rank, o.launcher); }),
+    others("launcher", "LOCAL_RANK", "this process's rank on its node: only 0's meets the other nodes"),
+    others("launcher", "SLURM_JOB_NUM_NODES", "Slurm's node count, where SLURM_NNODES is not set",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.slurm_nnodes, o.launcher); }),
+    others("launcher", "SLURM_NNODES", "Slurm's node count",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.slurm_nnodes, o.launcher); }),
+    others("launcher", "SLURM_NODEID", "Slurm's rank of this node",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.slurm_nodeid, o.launcher); }),
+    others("launcher", "OMPI_COMM_WORLD_SIZE", "Open MPI's process count",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.ompi_world_size, o.launcher); }),
+    others("launcher", "OMPI_COMM_WORLD_LOCAL_SIZE", "Open MPI's processes on this node",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.ompi_local_size, o.launcher); }),
+    others("launcher", "OMPI_COMM_WORLD_RANK", "Open MPI's rank of this process",
+           [](const SettingValue& v, Options& o) { launcher_number(v, o.launcher.ompi_rank, o.launcher); }),
+    others("launcher", "PET_MASTER_ADDR", "Kubeflow's MASTER_ADDR for torchrun, where MASTER_ADDR is not set",
+           [](const SettingValue& v, Options& o) { master_address(v, o.launcher.master_addr, /*only_if_unset=*/true); }),
+    others("launcher", "MASTER_ADDR", "where the job's nodes meet: the route to it is checked on several nodes",
+           [](const SettingValue& v, Options& o) { master_address(v, o.launcher.master_addr, /*only_if_unset=*/false); }),
+    others("launcher", "MASTER_PORT", "the job's own port, which the rendezvous never takes; part of the job's key"),
+    others("launcher", "TORCHELASTIC_RUN_ID", "torchrun's run id, part of the job's key at the rendezvous"),
+    others("launcher", "SLURM_JOB_ID", "Slurm's job id, part of the job's key where TORCHELASTIC_RUN_ID is not set"),
+
+    // NCCL's, read as the workload's NCCL will read them (network/, pod/):
+    // the paths and the network NCCL takes.
+    others("NCCL", "NCCL_CUMEM_ENABLE", "whether NCCL shares GPU memory between processes through cuMem"),
+    others("NCCL", "NCCL_CUMEM_HOST_ENABLE", "whether NCCL's host memory is cuMem memory"),
+    others("NCCL", "NCCL_SOCKET_IFNAME", "the interfaces NCCL's sockets may use"),
+    others("NCCL", "NCCL_SOCKET_FAMILY", "AF_INET or AF_INET6 for NCCL's sockets"),
+    others("NCCL", "NCCL_COMM_ID", "NCCL's bootstrap address, whose subnet picks the interface"),
+    others("NCCL", "NCCL_IB_HCA", "the RDMA devices and ports NCCL may use"),
+    others("NCCL", "NCCL_IB_DISABLE", "1: NCCL does not use RDMA"),
+    others("NCCL", "NCCL_NET", "the network plugin NCCL is told to take (IB or Socket)"),
+    others("NCCL", "NCCL_IB_GID_INDEX", "the GID index NCCL takes on RoCE"),
+    others("NCCL", "NCCL_IB_ADDR_FAMILY", "the address family of the GID NCCL looks for"),
+    others("NCCL", "NCCL_IB_ADDR_RANGE", "the subnet of the GID NCCL looks for"),
+    others("NCCL", "NCCL_IB_ROCE_VERSION_NUM", "the RoCE version of the GID NCCL looks for"),
+    others("NCCL", "NCCL_IB_ROUTABLE_FLID_GID_INDEX", "the GID index NCCL takes for routable FLIDs"),
+    others("NCCL", "NCCL_DMABUF_ENABLE", "whether NCCL may use DMA-BUF for GPUDirect RDMA"),
+    others("NCCL", "NCCL_NET_GDR_LEVEL", "how far from its NIC a GPU may be for GPUDirect RDMA"),
+    others("NCCL", "NCCL_NET_GDR_C2C", "GPUDirect RDMA over C2C (Grace)"),
+    others("NCCL", "NCCL_TOPO_FILE", "a topology file NCCL reads the GPUs' paths to the NICs from"),
+    others("NCCL", "NCCL_IBVERBS_LIB", "the libibverbs NCCL opens"),
 };
 
 // The hooks tests set, in fault-injection builds alone.
@@ -464,13 +505,17 @@ std::string flag_help(const Setting& setting) {
 std::string environment_help() {
     std::string text = "Environment variables (a flag, where there is one, wins):\n";
     for (const Setting& setting : settings()) {
-        if (setting.variable.empty() || setting.test_hook) continue;
+        if (setting.variable.empty() || setting.test_hook || !setting.owner.empty()) continue;
         const std::string flag = setting.flag.empty() ? std::string() : fmt::format("[{}] ", setting.flag);
         const std::string form = setting.variable_form.empty() || setting.shape == SettingShape::switch_flag
                                      ? std::string()
                                      : fmt::format(" ({})", setting.variable_form);
         text += fmt::format("  {:<26} {}{}{}\n", setting.variable, flag, setting.help, form);
     }
+    text += "Variables of others that provision reads, as their owner reads them in the workload:\n";
+    for (const Setting& setting : settings())
+        if (!setting.owner.empty() && !setting.test_hook)
+            text += fmt::format("  {:<26} [{}] {}\n", setting.variable, setting.owner, setting.help);
     return text;
 }
 

@@ -1,6 +1,6 @@
 // Every setting provision reads, in one table: the flag, the environment
 // variable that stands in for it, the help line and the typed field of
-// Options it fills.  The command line (main.cpp), the variables' fallback,
+// Options it fills.  The command line (command_line.cpp), the variables' fallback,
 // --help and the README's option tables all come from it (a test compares the
 // README with it), so a setting is named once and decoded once, before any
 // work starts: nothing below app/ reads the environment for a setting.
@@ -52,6 +52,11 @@ struct Setting {
     bool names_output = false;         // a file the run writes: decoded first (see decode_outputs)
     std::vector<std::string> choices{};  // the flag's only values (any case); any other is a usage error
     bool test_hook = false;            // a test build's hook: absent from release builds, and from --help and README
+    // Whose variable it is where not provision's own ("CUDA", "Python",
+    // "launcher", "NCCL", "pyenv", "system"): provision reads it as its owner
+    // reads it in the workload, and never gives it a meaning of its own.
+    // --help and the README list these apart from provision's settings.
+    std::string_view owner{};
 };
 
 // The table: every setting, and in fault-injection builds the test hooks
@@ -87,7 +92,8 @@ void decode_setting(std::string_view name, const GivenFlags& flags, const std::m
 // A flag's line in --help: its help, then "[env: VARIABLE, form]".
 std::string flag_help(const Setting& setting);
 
-// The --help section: "Environment variables:" and one line each.
+// The --help sections: provision's own environment variables, then those of
+// others it reads, one line each.
 std::string environment_help();
 
 }  // namespace provision

@@ -89,7 +89,8 @@ const ProofMemory::Proof* ProofMemory::find(const std::string& uuid) const {
 void ProofMemory::remember(const std::string& uuid, Proof proof) { proofs_[uuid] = std::move(proof); }
 
 ValidationStep::ValidationStep(const Options& options, ProofMemory* proofs)
-    : validation_(validation_options(options)), nvml_library_(options.detect.nvml_library), proofs_(proofs),
+    : validation_(validation_options(options)), validate_off_by_(options.validate_off_by),
+      nvml_library_(options.detect.nvml_library), proofs_(proofs),
       workers_(validation_) {
     can_validate_ = options.validate != ValidateMode::off && options.gpu_fixture.empty() &&
                     (kernels::kernels_available() || validation_.simulate);
@@ -105,7 +106,7 @@ ValidationStep::ValidationStep(const Options& options, ProofMemory* proofs)
 }
 
 std::optional<std::string> ValidationStep::skip_reason(const Inventory& inventory) const {
-    if (validation_.mode == ValidateMode::off) return "disabled (--no-validate)";
+    if (validation_.mode == ValidateMode::off) return fmt::format("disabled ({})", validate_off_by_);
     if (inventory.gpus.empty()) return "no GPU";
     if (inventory.simulated()) return "simulated";
     if (!can_validate_) return "provision was built without the CUDA kernels";

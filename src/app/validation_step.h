@@ -82,6 +82,7 @@ private:
                        std::uint64_t memory_in_use_min_mib, ValidationSummary& summary);
 
     ValidationOptions validation_;
+    std::string validate_off_by_;  // the flag or variable that turned validation off, for the skip reason
     std::string nvml_library_;  // the link error counters are read again through it after the copies
     bool can_validate_ = false;
     bool every_mechanism_ = false;  // labels or metrics: prove every mechanism's hardware path

@@ -13,18 +13,18 @@ FormatsDecision decide_formats(const Inventory& inventory, const RecipeSet& reci
         if (!feature.number_format) continue;
         FormatReport format = judge_format(feature, inventory, recipes, checks, packages);
         for (const auto& problem : format.gate_problems)
-            decision.notes.push_back(fmt::format("{} is off: {}", name, problem));
+            decision.messages.push_back(Message::note(fmt::format("{} is off: {}", name, problem)));
         decision.formats.push_back(std::move(format));
     }
     decision.dtype = choose_dtype(decision.formats, recipes, workload, mechanism, user);
     const DtypeChoice& dtype = decision.dtype;
     if (dtype.user == DtypeOverride::unsupported || dtype.user == DtypeOverride::failed_check)
-        decision.notes.push_back(fmt::format("PROVISION_DTYPE={} cannot be served: {} (set PROVISION_FORCE=1 to use it "
-                                             "anyway)",
-                                             dtype.user_value, dtype.problem));
+        decision.messages.push_back(Message::error(fmt::format("PROVISION_DTYPE={} cannot be served: {} (set "
+                                                               "PROVISION_FORCE=1 to use it anyway)",
+                                                               dtype.user_value, dtype.problem)));
     if (dtype.user == DtypeOverride::forced)
-        decision.notes.push_back(fmt::format("warning: PROVISION_DTYPE={} is forced by PROVISION_FORCE=1 although {}",
-                                             dtype.user_value, dtype.problem));
+        decision.messages.push_back(Message::warning(
+            fmt::format("PROVISION_DTYPE={} is forced by PROVISION_FORCE=1 although {}", dtype.user_value, dtype.problem)));
     return decision;
 }
 

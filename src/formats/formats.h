@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/message.h"
 #include "formats/dtype_choice.h"
 #include "formats/format_state.h"
 #include "gpu/inventory.h"
@@ -22,7 +23,9 @@ struct FormatsDecision {
     std::vector<FormatReport> formats;     // the number formats, by name
     std::map<std::string, bool> features;  // every feature (formats and settings such as tf32): on or off
     DtypeChoice dtype;
-    std::vector<std::string> notes;        // package gates that keep a format off
+    // Package gates that keep a format off (notes); a PROVISION_DTYPE refused
+    // (an error: the run fails) or forced (a warning).
+    std::vector<Message> messages;
 };
 
 // `mechanism` is the selected one (its recipe may order the dtypes); `user`

@@ -112,6 +112,9 @@ void exec_workload(const std::vector<std::string>& command, const EnvSettings& s
                         : fmt::format("{}: bad interpreter: {}: {}", printable(command[0]), printable(interpreter),
                                       std::strerror(error)));
     }
+    // A name with a '/' is a path, which execvp takes as it is: PATH is not searched.
+    if (error == ENOENT && command[0].find('/') != std::string::npos)
+        throw Error(ExitCode::command_not_found, fmt::format("{}: no such file", printable(command[0])));
     if (error == ENOENT)
         throw Error(ExitCode::command_not_found,
                     fmt::format("{}: command not found (searched PATH={})", printable(command[0]),

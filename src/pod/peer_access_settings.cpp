@@ -60,7 +60,7 @@ PeerAccessPlan plan_peer_access_settings(const std::vector<LinkReport>& links,
     if (plan.state == PeerAccessState::works) return plan;
     const bool pcie_only = plan.state == PeerAccessState::pcie_broken;
     std::vector<std::pair<std::string, std::string>> written;
-    std::vector<std::string> refused;
+    std::vector<std::string> kept;  // per table: the environment's values that stay, and provision's not written
     for (const PeerAccessSettings* table : tables) {
         const auto& wanted = pcie_only ? table->env_pcie_broken : table->env_broken;
         if (wanted.empty()) continue;
@@ -73,19 +73,19 @@ PeerAccessPlan plan_peer_access_settings(const std::vector<LinkReport>& links,
                     decision.push_back(name);
                     if (const auto user = users.of(name)) users_own.emplace_back(name, *user);
                 }
-        const std::size_t refused_before = refused.size();
+        std::vector<std::pair<std::string, std::string>> refused;
         for (UserDecision& decided : users.decide_together({wanted.begin(), wanted.end()}, decision)) {
-            if (decided.written) written.emplace_back(decided.name, decided.value);
-            else refused.push_back(fmt::format("{}={}", decided.name, decided.value));
+            (decided.written ? written : refused).emplace_back(decided.name, decided.value);
             plan.settings.push_back(std::move(decided));
         }
-        if (refused.size() > refused_before)
-            refused.back() += fmt::format(" (the environment sets {})", assignments(users_own));
+        if (!refused.empty())
+            kept.push_back(fmt::format("the environment's {} {}, so provision's {} {} not written",
+                                       assignments(users_own), users_own.size() == 1 ? "stays" : "stay",
+                                       assignments(refused), refused.size() == 1 ? "is" : "are"));
     }
     plan.why = broken_words(links, pcie_only, draining);
     if (!written.empty()) plan.why += fmt::format("; written: {}", assignments(written));
-    if (!refused.empty())
-        plan.why += fmt::format("; not written, the user's own settings stay: {}", fmt::join(refused, "; "));
+    if (!kept.empty()) plan.why += fmt::format("; {}", fmt::join(kept, "; "));
     return plan;
 }
 

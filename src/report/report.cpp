@@ -429,9 +429,14 @@ std::string render_json(const Report& report, JsonLayout layout) {
     validation.insert_or_assign("proofs", std::move(proofs));
     root.insert_or_assign("validation", std::move(validation));
 
-    toml::array warnings = string_array(report.decision.warnings);
-    for (const auto& note : report.inventory.notes) warnings.push_back(note);
-    for (const auto& note : report.notes) warnings.push_back(note);
+    // "messages" with their severity; "warnings" their texts alone, as
+    // schema 1 has always had them.
+    toml::array messages, warnings;
+    for (const Message& message : all_messages(report)) {
+        messages.push_back(toml::table{{"severity", std::string(to_string(message.severity))}, {"text", message.text}});
+        warnings.push_back(message.text);
+    }
+    root.insert_or_assign("messages", std::move(messages));
     root.insert_or_assign("warnings", std::move(warnings));
     root.insert_or_assign("findings", findings_array(report.findings, report.actions));
     root.insert_or_assign("verdict", std::string(to_string(report.verdict)));
@@ -454,6 +459,16 @@ std::string render_json(const Report& report, JsonLayout layout) {
 
     make_strings_valid(root);
     return as_json_text(root, layout);
+}
+
+std::vector<Message> all_messages(const Report& report) {
+    std::vector<Message> messages;
+    add_messages(messages, Severity::warning, report.decision.warnings);
+    add_messages(messages, Severity::note, report.inventory.notes);
+    messages.insert(messages.end(), report.messages.begin(), report.messages.end());
+    std::stable_sort(messages.begin(), messages.end(),
+                     [](const Message& a, const Message& b) { return a.severity < b.severity; });
+    return messages;
 }
 
 std::string render_summary(const Report& report, bool explain) {
@@ -521,10 +536,8 @@ std::string render_summary(const Report& report, bool explain) {
             out += fmt::format("    to do ({}): {}\n", to_string(report.actions[i].actor),
                                printable(action_words(report.actions[i]), kLongest));
     }
-    for (const auto& warning : report.decision.warnings)
-        out += fmt::format("  warning: {}\n", printable(warning, kLongest));
-    for (const auto& note : inventory.notes) out += fmt::format("  note: {}\n", printable(note, kLongest));
-    for (const auto& note : report.notes) out += fmt::format("  note: {}\n", printable(note, kLongest));
+    for (const Message& message : all_messages(report))
+        out += fmt::format("  {}: {}\n", to_string(message.severity), printable(message.text, kLongest));
     // With nothing selected a pod log must say why without --explain.
     if (explain || report.decision.mechanism.empty()) {
         out += fmt::format("  Candidates ({} order):\n", report.decision.preference_key);
@@ -554,8 +567,14 @@ std::string render_summary(const Report& report, bool explain) {
                                printable(fmt::format("{} {}", package.package, package.version), kLongest));
             for (const auto& detail : package.details) out += fmt::format("    {}\n", printable(detail, kLongest));
         }
+        // In time order: the phases overlap (the GPUs' workers open them
+        // while the recipes and the Python are read), so their ends are
+        // marked out of the order Phase lists them in.
+        std::vector<PhaseTiming> ended = report.timings.phases();
+        std::stable_sort(ended.begin(), ended.end(),
+                         [](const PhaseTiming& a, const PhaseTiming& b) { return a.ms < b.ms; });
         std::string phases;
-        for (const auto& [phase, ms] : report.timings.phases())
+        for (const auto& [phase, ms] : ended)
             phases += fmt::format("{}{} {:.1f}", phases.empty() ? "" : ", ", to_string(phase), ms);
         out += fmt::format("  Timings (ms since start): {}\n", phases.empty() ? "none" : phases);
         if (const GpuTiming* slowest = report.timings.slowest_gpu())

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/message.h"
 #include "core/states.h"
 #include "workload_env/env_settings.h"
 #include "formats/formats.h"
@@ -66,7 +67,8 @@ struct Report {
     HealthLevel verdict = HealthLevel::ok;
     std::string env_file;            // where it was written; empty when not
     std::vector<std::string> appended_arguments;
-    std::vector<std::string> notes;  // warnings worth a user's attention
+    std::vector<Message> messages;   // errors, warnings and notes of the stages (with decision.warnings and
+                                     // inventory.notes: all_messages)
     PhaseClock timings;              // when each phase ended
 };
 
@@ -83,5 +85,10 @@ std::string render_json_error(int exit_code, const std::string& message);
 // line: {"schema":1,"recipes":{"folder":"DIR","files":["DIR/...", ...]}}.
 std::string render_json_recipes(const std::string& folder, const std::vector<std::string>& files);
 std::string render_summary(const Report& report, bool explain);
+
+// Every message of the report, most severe first, each severity in the order
+// the stages gave them: the selection's warnings, detection's notes and the
+// report's own messages.  The summary and the JSON report list these.
+std::vector<Message> all_messages(const Report& report);
 
 }  // namespace provision

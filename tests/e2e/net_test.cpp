@@ -208,7 +208,7 @@ TEST_CASE("server down with a cached copy: the cached recipe is used with a warn
     CHECK(result.exit_code == 0);
     CHECK(remote_mark(result) == "served-v1");
     CHECK_THAT(all_warnings(result), Catch::Contains("cannot connect") && Catch::Contains("using the copy cached"));
-    CHECK_THAT(result.err, Catch::Contains("note: cannot fetch the recipe"));
+    CHECK_THAT(result.err, Catch::Contains("  warning: cannot fetch the recipe"));
     reliability::record("network", "recipe server down, cached copy present",
                         "exit 0, cached recipe used; warning in the report and the summary");
 }

@@ -157,8 +157,8 @@ TEST_CASE("pod of 4: PCIe pairs broken while NVLink bridges pass keep NVLink (NC
     report = e2e::report(result);
     env = nccl_of(dir.file("env"));
     CHECK(env.at("NCCL_P2P_LEVEL") == "PIX");
-    CHECK(has(result.err, "not written, the user's own settings stay: NCCL_P2P_LEVEL=NVL (the environment sets "
-                          "NCCL_P2P_LEVEL=PIX)"));
+    CHECK(has(result.err, "the environment's NCCL_P2P_LEVEL=PIX stays, so provision's NCCL_P2P_LEVEL=NVL is not "
+                          "written"));
     CHECK(has(result.err, "NCCL_P2P_LEVEL=PIX kept from the environment (the recipe's value: NVL)"));
     reliability::record("pod", "4 A100 PCIe, NVLink bridges pass, PCIe pairs broken (a user's known-broken rule); "
                         "then NCCL_P2P_LEVEL=PIX set by the user",

@@ -161,8 +161,9 @@ TEST_CASE("fp8 on Ada needs torch 2.3 when torch is installed; Hopper does not, 
     const auto old_torch = decide(l40s, {}, {}, with_torch("2.2.1"));
     CHECK_FALSE(old_torch.features.at("fp8"));
     CHECK(format(old_torch, "fp8").state == FormatState::skipped);  // the hardware is not in question
-    REQUIRE(old_torch.notes.size() == 1);
-    CHECK(old_torch.notes.front() == "fp8 is off: GPU 0 (NVIDIA L40S, ada, compute capability 8.9) needs torch>=2.3 "
+    REQUIRE(old_torch.messages.size() == 1);
+    CHECK(old_torch.messages.front().severity == Severity::note);
+    CHECK(old_torch.messages.front().text == "fp8 is off: GPU 0 (NVIDIA L40S, ada, compute capability 8.9) needs torch>=2.3 "
                                      "(torch 2.2.1 installed)");
     CHECK(decide(l40s, {}, {}, with_torch("2.3.0")).features.at("fp8"));
     CHECK(decide(l40s).features.at("fp8"));
@@ -197,11 +198,15 @@ TEST_CASE("the user's PROVISION_DTYPE is kept where every GPU runs it, refused w
     const auto refused = decide(pod, {}, {{"PROVISION_DTYPE", "bfloat16"}});
     CHECK(refused.dtype.user == DtypeOverride::unsupported);
     CHECK(refused.dtype.problem == "bf16 is unsupported on GPU 1: needs compute capability 8.0 or newer");
-    CHECK_THAT(refused.notes.back(), Catch::Contains("PROVISION_DTYPE=bfloat16 cannot be served"));
+    CHECK(refused.messages.back().severity == Severity::error);  // the run fails for it (exit 4)
+    CHECK_THAT(refused.messages.back().text, Catch::Contains("PROVISION_DTYPE=bfloat16 cannot be served"));
 
     const auto forced = decide(pod, {}, {{"PROVISION_DTYPE", "bfloat16"}, {"PROVISION_FORCE", "1"}});
     CHECK(forced.dtype.user == DtypeOverride::forced);
     CHECK(forced.dtype.value == "bfloat16");
+    REQUIRE_FALSE(forced.messages.empty());
+    CHECK(forced.messages.back().severity == Severity::warning);
+    CHECK(forced.messages.back().text.rfind("PROVISION_DTYPE=bfloat16 is forced by PROVISION_FORCE=1", 0) == 0);
 
     CheckVerdicts failed;
     failed[{0, "attention.bf16"}] = {CheckState::failed, "timeout"};

@@ -301,8 +301,8 @@ TEST_CASE("NCCL: broken PCIe pairs while NVLink pairs pass keep NVLink (NCCL_P2P
     CHECK(kept(plan.settings)[0].name == "NCCL_P2P_LEVEL");
     CHECK(kept(plan.settings)[0].value == "SYS");
     CHECK(kept(plan.settings)[0].recipe_value == "NVL");
-    CHECK(contains(plan.why, "not written, the user's own settings stay: NCCL_P2P_LEVEL=NVL (the environment sets "
-                             "NCCL_P2P_LEVEL=SYS)"));
+    CHECK(contains(plan.why, "the environment's NCCL_P2P_LEVEL=SYS stays, so provision's NCCL_P2P_LEVEL=NVL is not "
+                             "written"));
     EnvSettings env;
     UserValues::apply(plan.settings, env);
     CHECK(env.get("NCCL_P2P_LEVEL") == "SYS");
@@ -312,7 +312,8 @@ TEST_CASE("NCCL: broken PCIe pairs while NVLink pairs pass keep NVLink (NCCL_P2P
     plan = plan_peer_access_settings(judgement.links, {&recipes.pod.p2p_settings}, UserValues(std::map<std::string, std::string>{{"NCCL_P2P_DISABLE", "1"}}));
     CHECK(written(plan.settings).empty());
     CHECK(kept(plan.settings).empty());
-    CHECK(contains(plan.why, "NCCL_P2P_LEVEL=NVL (the environment sets NCCL_P2P_DISABLE=1)"));
+    CHECK(contains(plan.why, "the environment's NCCL_P2P_DISABLE=1 stays, so provision's NCCL_P2P_LEVEL=NVL is not "
+                             "written"));
 }
 
 TEST_CASE("NCCL: broken pairs without any NVLink pair turn peer copies off", "[pod][nccl]") {

@@ -11,6 +11,7 @@
 
 #include "app/settings.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "kernels/fault_injection.h"
 #include "test_support.h"
 
@@ -58,6 +59,96 @@ TEST_CASE("every PROVISION_ variable the sources read is in the table") {
         INFO(name);
         CHECK(table.count(name) == 1);
     }
+}
+
+// Variables of others (NCCL's, pyenv's, the launcher's) that the sources
+// read: each is a row of the table, marked with its owner.  NCCL_DEBUG and
+// its companions are written for the workers' own NCCL log, never read.
+TEST_CASE("every NCCL_, PYENV_ and launcher variable the sources read is in the table, with its owner") {
+    const std::regex quoted("\"((NCCL|PYENV|SLURM|OMPI|PET|TORCHELASTIC)_[A-Z_]+|MASTER_PORT|LOCAL_RANK)\"");
+    const std::set<std::string> written_only = {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"};
+    std::set<std::string> read;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(test_support::source_path("src"))) {
+        if (entry.path().extension() != ".cpp" && entry.path().extension() != ".h") continue;
+        if (entry.path().filename() == "settings.cpp") continue;  // the table itself
+        const std::string text = contents(entry.path());
+        for (auto it = std::sregex_iterator(text.begin(), text.end(), quoted); it != std::sregex_iterator(); ++it)
+            if (written_only.count((*it)[1]) == 0) read.insert((*it)[1]);
+    }
+    REQUIRE(read.count("NCCL_SOCKET_IFNAME") == 1);
+    REQUIRE(read.count("PYENV_VERSION") == 1);
+    for (const auto& name : read) {
+        INFO(name);
+        const auto row = std::find_if(settings().begin(), settings().end(),
+                                      [&](const Setting& setting) { return setting.variable == name; });
+        REQUIRE(row != settings().end());
+        CHECK_FALSE(row->owner.empty());
+    }
+}
+
+TEST_CASE("a variable is provision's own (PROVISION_) or marked with its owner, never both") {
+    for (const auto& setting : settings()) {
+        if (setting.variable.empty()) continue;
+        INFO(setting.variable);
+        const bool own = setting.variable.starts_with("PROVISION_");
+        CHECK(own == setting.owner.empty());
+        if (!own) CHECK(setting.flag.empty());
+    }
+}
+
+TEST_CASE("--help lists the variables of others apart, each with its owner") {
+    const std::string help = environment_help();
+    const auto others = help.find("Variables of others");
+    REQUIRE(others != std::string::npos);
+    for (const auto& setting : settings()) {
+        if (setting.variable.empty() || setting.test_hook) continue;
+        INFO(setting.variable);
+        const auto at = help.find("  " + std::string(setting.variable) + " ");
+        REQUIRE(at != std::string::npos);
+        CHECK((at > others) == !setting.owner.empty());
+        if (!setting.owner.empty())
+            CHECK(help.find("[" + std::string(setting.owner) + "] " + std::string(setting.help), at) !=
+                  std::string::npos);
+    }
+}
+
+namespace {
+
+// The README's table of the variables of others ("| variable | owner | read
+// for |"): each row's variables (a cell may name several) and its owner.
+std::map<std::string, std::string> readme_others(const std::string& readme) {
+    std::map<std::string, std::string> rows;
+    bool in_table = false;
+    std::istringstream lines(readme);
+    const std::regex variable("`([A-Z][A-Z0-9_]*)`");
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("| variable | owner |", 0) == 0) {
+            in_table = true;
+            continue;
+        }
+        if (line.rfind("|", 0) != 0) {
+            in_table = false;
+            continue;
+        }
+        if (!in_table || line.rfind("| ---", 0) == 0) continue;
+        const auto first = line.find('|', 1), second = line.find('|', first + 1);
+        if (second == std::string::npos) continue;
+        const std::string names = line.substr(1, first - 1), owner = trimmed(line.substr(first + 1, second - first - 1));
+        for (auto it = std::sregex_iterator(names.begin(), names.end(), variable); it != std::sregex_iterator(); ++it)
+            rows[(*it)[1]] = owner;
+    }
+    return rows;
+}
+
+}  // namespace
+
+TEST_CASE("the README's table of the variables of others is the table's, owner for owner") {
+    const auto documented = readme_others(contents(test_support::source_path("README.md")));
+    REQUIRE(documented.size() > 20);
+    std::map<std::string, std::string> table;
+    for (const auto& setting : settings())
+        if (!setting.owner.empty() && !setting.test_hook) table[std::string(setting.variable)] = setting.owner;
+    CHECK(documented == table);
 }
 
 namespace {
