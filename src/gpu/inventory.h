@@ -83,9 +83,9 @@ struct GpuFabric {
     std::string cluster_uuid{};       // 32 hex digits; empty: zero (or not read)
     unsigned clique_id = 0;
     unsigned version = 1;             // the struct version the driver answered (1 to 4)
-    std::optional<unsigned> health_mask;  // v2 and later: 2-bit fields (fabric/fabric_health.h)
+    std::optional<unsigned> health_mask{};  // v2 and later: 2-bit fields (fabric/fabric_health.h)
     FabricHealth health = FabricHealth::unknown;
-    std::vector<FabricClique> cliques;  // v4: by type
+    std::vector<FabricClique> cliques{};  // v4: by type
 
     bool multi_node() const { return !cluster_uuid.empty(); }
 };

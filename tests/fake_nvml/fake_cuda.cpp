@@ -126,7 +126,7 @@ FAKE_EXPORT cuda::Result cuInit(unsigned flags) {
 
 FAKE_EXPORT cuda::Result cuGetErrorString(cuda::Result code, const char** text) {
     if (!text) return cuda::ERROR_INVALID_VALUE;
-    switch (code) {
+    switch (static_cast<int>(code)) {  // codes beyond the declared enumerators too
         case cuda::SUCCESS: *text = "no error"; break;
         case cuda::ERROR_NOT_INITIALIZED: *text = "initialization error"; break;
         case cuda::ERROR_NO_DEVICE: *text = "no CUDA-capable device is detected"; break;
@@ -429,7 +429,7 @@ FAKE_EXPORT cuda::Result cuMemExportToShareableHandle(void* shareable, std::uint
 
 FAKE_EXPORT cuda::Result cuMemImportFromShareableHandle(std::uint64_t* handle, void* os_handle, int type) {
     if (handle && os_handle && type == kFabric) {
-        if (std::memcmp(os_handle, kFabricMark, sizeof kFabricMark - 1) != 0) return 400;  // not one an export made
+        if (std::memcmp(os_handle, kFabricMark, sizeof kFabricMark - 1) != 0) return static_cast<cuda::Result>(400);  // not one an export made
         if (const auto code = failure_of("cuMemImportFromShareableHandle.fabric")) return code;
         *handle = next_handle++;
         return cuda::SUCCESS;
