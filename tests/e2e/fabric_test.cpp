@@ -1,4 +1,6 @@
-// Multi-node NVLink end to end on the fakes: a GB200 tray of four GPUs
+// Multi-node NVLink end to end on the fakes: a tray of four GPUs in one NVLink
+// domain beyond the node (GH200 NVL32's Hopper, whose SASS the test venv's
+// torch carries; NVML and CUDA answer for a GB200 NVL72 tray the same way)
 // (NVML's fabric info with a cluster UUID and a clique, its health), IMEX
 // channel stand-ins (/proc/devices and /dev/nvidia-caps-imex-channels), and
 // the fake libcuda's fabric handles that export and import, or fail with
@@ -47,6 +49,7 @@ void write_dist_info(const std::string& site, const std::string& name, const std
 // A venv whose torch carries the nvidia-nccl-cu13 wheel (NCCL 2.28.9: cuMem on).
 std::string venv(const TempDir& dir) {
     const std::string root = dir.file("venv");
+    if (fs::exists(root + "/bin/python3")) return root + "/bin/python3";  // a second run in the same folder
     const std::string site = root + "/lib/python3.12/site-packages";
     fs::create_directories(site + "/torch/lib");
     write_dist_info(site, "torch", "2.11.0+cu130");
@@ -61,12 +64,12 @@ std::string venv(const TempDir& dir) {
     return root + "/bin/python3";
 }
 
-// A GB200 tray: four GPUs whose fabric is set up, in cluster kCluster and
+// A tray: four GPUs whose fabric is set up, in cluster kCluster and
 // clique 7 (`cluster` false: zero, as on HGX), healthy; `faults` more.
 std::string tray(const TempDir& dir, bool cluster, const std::string& faults = "") {
     std::string text = "[driver]\nversion = \"580.159.04\"\ncuda = \"13.0\"\n";
     for (int gpu = 0; gpu < 4; ++gpu)
-        text += fmt::format("\n[[gpus]]\nname = \"NVIDIA GB200\"\ncompute_capability = \"10.0\"\nmemory_mib = 189471\n"
+        text += fmt::format("\n[[gpus]]\nname = \"NVIDIA GH200 480GB\"\ncompute_capability = \"9.0\"\nmemory_mib = 97871\n"
                             "uuid = \"GPU-{}0000000-0000-4000-8000-000000000000\"\nnvlinks = 18\n",
                             gpu + 1);
     for (int a = 0; a < 4; ++a)
@@ -139,7 +142,7 @@ TEST_CASE("fabric: an HGX machine (cluster UUID zero) runs nothing of multi-node
                         "no fabric stage, no handle check in the workers, nothing written", "the start");
 }
 
-TEST_CASE("fabric: a GB200 tray with an IMEX channel proves its fabric handles", "[fabric]") {
+TEST_CASE("fabric: a tray with an IMEX channel proves its fabric handles", "[fabric]") {
     if (skip_without_prerequisites()) return;
     TempDir dir;
     const auto result = run(dir, tray(dir, true), imex(dir, true), {"--node-labels", dir.file("labels"),
@@ -172,7 +175,7 @@ TEST_CASE("fabric: a GB200 tray with an IMEX channel proves its fabric handles",
     const std::string metrics = e2e::read_file(dir.file("metrics.prom"));
     CHECK(has(metrics, fmt::format("provision_fabric_clique{{cluster_uuid=\"{}\",clique_id=\"7\"}} 4", kCluster)));
     CHECK(has(metrics, "provision_mnnvl_proven 1"));
-    reliability::record("fabric", "a GB200 tray whose container has an IMEX channel",
+    reliability::record("fabric", "a multi-node NVLink tray whose container has an IMEX channel",
                         "fabric handles exported, imported and mapped on every GPU; gpu.clique and mnnvl=true published",
                         "the multi-node NVLink path");
 }
