@@ -48,6 +48,7 @@ struct Options {
     std::optional<std::chrono::milliseconds> proof_timeout;  // the proof's own limit; nullopt: from the job's size
     int worker_processes = 2;      // the GPUs' validation workers are split into this many processes
     BusyGpuPolicy busy_gpu = BusyGpuPolicy::fail;  // what a single run does with a GPU others hold
+    bool apply_workarounds = false;  // write the workarounds of known NCCL defects (fabric/fabric_judgement.h)
     std::string workload = "generic";
     std::vector<std::string> recipes;        // user recipes (paths or URLs), merged over the built-in ones
     FetchOptions fetch;                      // how recipe URLs are fetched and cached

@@ -21,6 +21,10 @@
 #include "app/workload_nccl.h"
 #include "app/run_outcome.h"
 #include "core/terminal.h"
+#include "fabric/fabric_judgement.h"
+#include "fabric/fabric_plan.h"
+#include "fabric/imex_channels.h"
+#include "nccl/mnnvl_settings.h"
 #include "core/suggest.h"
 #include "core/text.h"
 #include "workload_env/env_file.h"
@@ -239,6 +243,7 @@ RunFacts settle(const Options& options, const RecipeSet& recipes, const Workload
     report.env = build_env_settings(report.inventory, recipes, workload, decision, report.formats,
                                     UserValues(options.process_environment));
     add_pod_settings(report.pod, report.env);
+    add_fabric_settings(report.fabric, report.env);
     if (report.network) network::add_network_settings(*report.network, report.env);
     for (const auto& kept : report.env.kept()) report.messages.push_back(Message::note(describe(kept)));
     check_sensitive_settings(report.env, options.process_environment, report.messages);
@@ -263,6 +268,24 @@ NcclPaths nccl_paths_for(const std::optional<NcclLibrary>& nccl, const Inventory
     };
     return nccl_paths(nccl, variable("NCCL_CUMEM_ENABLE"), variable("NCCL_CUMEM_HOST_ENABLE"),
                       cuda_number(inventory.driver.cuda));
+}
+
+// Multi-node NVLink, before the checks: the cliques and whether NCCL would
+// check fabric handles (fabric/fabric_plan.h); IMEX's channels are read only
+// where the fabric is such a domain, so elsewhere nothing is added.
+FabricReport plan_fabric_stage(const Options& options, const Inventory& inventory, NcclFacts& nccl, int job_nodes) {
+    const auto variable = [&](const char* name) -> std::optional<std::string> {
+        const auto it = options.process_environment.find(name);
+        return it == options.process_environment.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+    FabricReport fabric = plan_fabric(
+        inventory, nccl.paths, nccl.library.has_value(),
+        mnnvl_settings(variable("NCCL_MNNVL_ENABLE"), variable("NCCL_MNNVL_UUID"), variable("NCCL_MNNVL_CLIQUE_ID")),
+        job_nodes);
+    if (fabric.ran)
+        fabric.imex = read_imex_channels(options.test.proc.value_or("/proc"), options.test.device_folder.value_or("/dev"));
+    nccl.fabric_handle_check = fabric.nccl_checks;
+    return fabric;
 }
 
 }  // namespace
@@ -298,6 +321,8 @@ Plan plan_run(const Options& options, RoundMemory memory) {
     nccl.paths = nccl_paths_for(nccl.library, report.inventory, options.process_environment);
     clock.mark(Phase::detection);
     network.finish(report, recipes.policy, clock);
+    report.fabric = plan_fabric_stage(options, report.inventory, nccl, report.job.nodes);
+    if (report.fabric.ran) clock.mark(Phase::fabric);
 
     const auto override_request = read_override(options.overrides, options.process_environment, workload, recipes);
     judge_native_code(options, recipes, workload, torch, override_request, packages, report);
@@ -316,6 +341,9 @@ Plan plan_run(const Options& options, RoundMemory memory) {
     report.pod = assess_pod(report.inventory, recipes, workload, copies, nccl, UserValues(options.process_environment),
                             sysfs_root(options));
     report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
+    judge_fabric(report.fabric, report.inventory, nccl.library, copies.fabric_handles, recipes.pod, recipes.policy,
+                 UserValues(options.process_environment), options.apply_workarounds);
+    report.findings.insert(report.findings.end(), report.fabric.findings.begin(), report.fabric.findings.end());
     report.actions = finding_actions(report, recipes);  // every finding is in
 
     const RunOutcome outcome = decide_run_outcome(settle(options, recipes, workload, first, report));

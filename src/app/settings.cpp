@@ -255,6 +255,10 @@ const std::vector<Setting> kSettings = {
      "a GPU other processes hold is not measured; fail (default): exit 7, no handoff; share: go on, degraded",
      SettingShape::value, [](const SettingValue& v, Options& o) { o.busy_gpu = busy_gpu_policy(v); }, {}, {}, false,
      {"fail", "share"}},
+    {"--apply-workarounds", "PROVISION_APPLY_WORKAROUNDS", {},
+     "write the workarounds of known NCCL defects that match this job (recipes/pod.toml nccl_defects; else the "
+     "finding names them)",
+     SettingShape::switch_flag, [](const SettingValue& v, Options& o) { o.apply_workarounds = switched_on(v); }, "1"},
     {{}, "PROVISION_DETECT_TIMEOUT", {},
      "seconds GPU detection may take, and each validation worker the opening of its GPU (default 20)",
      SettingShape::value,

@@ -173,6 +173,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
     links.host_links = true;
     links.peer_path = nccl.paths.peer;
     links.host_memory = nccl.paths.cumem_host && inventory.gpus.size() > 1;  // NCCL's host buffers join ranks
+    links.fabric_handles = nccl.fabric_handle_check;
     if (validation_.mode == ValidateMode::full && nccl.library && (inventory.gpus.size() > 1 || nodes)) {
         links.nccl_library = nccl.library->path;
         links.nodes = nodes;
@@ -205,6 +206,7 @@ CopyChecks ValidationStep::run(const Inventory& inventory, const RecipeSet& reci
         copies.pairs = std::move(run.peer_copies);
         copies.hosts = std::move(run.host_copies);
         copies.host_memory = std::move(run.host_memory);
+        copies.fabric_handles = std::move(run.fabric_handles);
         copies.nccl_all_reduce = std::move(run.nccl_all_reduce);
         // The link error counters again, against those read at start: what
         // rose during the copies (pod/gpu_links_judgement.h).

@@ -14,6 +14,23 @@ std::string_view to_string(PeerCopyStatus status) {
     return "skipped";
 }
 
+std::string_view to_string(FabricHandleStatus status) {
+    switch (status) {
+        case FabricHandleStatus::passed: return "passed";
+        case FabricHandleStatus::failed: return "failed";
+        case FabricHandleStatus::unsupported: return "unsupported";
+        case FabricHandleStatus::not_measured: break;
+    }
+    return "not-measured";
+}
+
+std::optional<FabricHandleStatus> parse_fabric_handle_status(std::string_view text) {
+    for (auto status : {FabricHandleStatus::passed, FabricHandleStatus::failed, FabricHandleStatus::unsupported,
+                        FabricHandleStatus::not_measured})
+        if (to_string(status) == text) return status;
+    return std::nullopt;
+}
+
 std::string_view to_string(PeerPath path) { return path == PeerPath::cumem_fd ? "cumem-fd" : "legacy-ipc"; }
 
 std::optional<PeerPath> parse_peer_path(std::string_view text) {

@@ -67,6 +67,25 @@ struct HostMemoryResult {
     bool measured = true;          // false: the GPU could not be opened; `ok` says nothing
 };
 
+// NCCL's multi-node NVLink check on one GPU (its mnnvl.cc), made in the
+// GPU's worker: memory with a fabric handle, exported, imported and mapped,
+// a pattern written through the import and read back.
+enum class FabricHandleStatus {
+    passed,
+    failed,        // a step failed: NCCL would stop the job at init
+    unsupported,   // HANDLE_TYPE_FABRIC_SUPPORTED 0: NCCL takes no MNNVL
+    not_measured,  // the GPU could not be opened, or its worker had stopped
+};
+std::string_view to_string(FabricHandleStatus status);  // "passed", "failed", "unsupported", "not-measured"
+std::optional<FabricHandleStatus> parse_fabric_handle_status(std::string_view text);
+
+struct FabricHandleCheck {
+    int gpu = 0;                   // CUDA index
+    FabricHandleStatus status = FabricHandleStatus::not_measured;
+    int cuda_error = 0;            // CUDA's error of the failed call (800: no IMEX channel; 400: invalid handle)
+    std::string detail{};          // the call and CUDA's words, or what was done
+};
+
 struct HostCopyResult {
     int gpu = 0;                   // CUDA index
     double h2d_gb_per_s = 0;       // pinned host -> device; 0 where not measured
@@ -101,6 +120,7 @@ struct CopyChecks {
     std::vector<PeerCopyResult> pairs;  // one per pair checked, in any order
     std::vector<HostCopyResult> hosts;  // one per GPU measured
     std::vector<HostMemoryResult> host_memory;  // one per GPU checked (where the workload's NCCL uses it)
+    std::vector<FabricHandleCheck> fabric_handles;  // one per GPU checked (where NCCL would check MNNVL)
     std::optional<NcclAllReduceResult> nccl_all_reduce;  // --validate=full, with an NCCL and two GPUs or more
     // Each GPU's link error counters read again once the copies were done
     // (by GPU index; empty where not read), and how long the copies took:

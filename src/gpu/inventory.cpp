@@ -2,6 +2,16 @@
 
 namespace provision {
 
+std::string_view to_string(FabricHealth health) {
+    switch (health) {
+        case FabricHealth::healthy: return "healthy";
+        case FabricHealth::unhealthy: return "unhealthy";
+        case FabricHealth::limited_capacity: return "limited-capacity";
+        case FabricHealth::unknown: break;
+    }
+    return "unknown";
+}
+
 std::string_view to_string(FabricState state) {
     switch (state) {
         case FabricState::not_started: return "not-started";

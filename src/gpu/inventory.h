@@ -62,9 +62,32 @@ struct GpuHealth {
 enum class FabricState { not_supported, not_started, in_progress, completed };
 std::string_view to_string(FabricState state);  // "not-supported", "not-started", "in-progress", "completed"
 
+// NVML's healthSummary (nvmlGpuFabricInfo_v3 and later); unknown where the
+// driver's struct has none.
+enum class FabricHealth { unknown, healthy, unhealthy, limited_capacity };
+std::string_view to_string(FabricHealth health);  // "unknown", "healthy", "unhealthy", "limited-capacity"
+
+// One clique of a GPU (nvmlGpuFabricInfo_v4 cliques[]): its type
+// (NVML_GPU_FABRIC_CLIQUE_TYPE_*) and the id the fabric manager gave it.
+struct FabricClique {
+    unsigned type = 0;
+    unsigned id = 0;
+};
+
 struct GpuFabric {
     FabricState state = FabricState::not_supported;
     int status = 0;  // nvmlReturn_t of the set-up, meaningful once completed (0: success)
+    // Multi-node NVLink as NCCL reads it (NVIDIA/nccl src/mnnvl.cc): GPUs of
+    // one cluster UUID and clique id share an NVLink domain beyond the node;
+    // a cluster UUID of zero (HGX H100/H200) is no such domain.
+    std::string cluster_uuid{};       // 32 hex digits; empty: zero (or not read)
+    unsigned clique_id = 0;
+    unsigned version = 1;             // the struct version the driver answered (1 to 4)
+    std::optional<unsigned> health_mask{};  // v2 and later: 2-bit fields (fabric/fabric_health.h)
+    FabricHealth health = FabricHealth::unknown;
+    std::vector<FabricClique> cliques{};  // v4: by type
+
+    bool multi_node() const { return !cluster_uuid.empty(); }
 };
 
 struct Gpu {

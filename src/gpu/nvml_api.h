@@ -199,10 +199,42 @@ struct GpuFabricInfoV2 {
     unsigned char state;
     unsigned health_mask;
 };
-static_assert(sizeof(GpuFabricInfo) == 28 && sizeof(GpuFabricInfoV2) == 36, "NVML's fabric info layouts");
+// v3 adds healthSummary (NVML_GPU_FABRIC_HEALTH_SUMMARY_*: NOT_SUPPORTED 0,
+// HEALTHY 1, UNHEALTHY 2, LIMITED_CAPACITY 3).
+struct GpuFabricInfoV3 {
+    unsigned version;
+    unsigned char cluster_uuid[16];
+    int status;
+    unsigned clique_id;
+    unsigned char state;
+    unsigned health_mask;
+    unsigned char health_summary;
+};
+// nvmlGpuFabricInfo_v4_t (nvmlDeviceGetGpuFabricInfo_v4, R610 headers): no
+// version field; cliqueId becomes cliques[] by type (NVML_GPU_FABRIC_CLIQUE_TYPE_*:
+// POINTER_UC 0, POINTER_MC 1, HANDLE_UC 2, HANDLE_MC 3, HANDLE_MC_PUSH 4).
+inline constexpr unsigned gpu_fabric_clique_max = 64;  // NVML_GPU_FABRIC_CLIQUE_MAX
+struct GpuFabricClique {
+    unsigned char type;
+    unsigned id;
+};
+struct GpuFabricInfoV4 {
+    unsigned char cluster_uuid[16];
+    int status;
+    GpuFabricClique cliques[gpu_fabric_clique_max];
+    unsigned num_cliques;
+    unsigned char state;
+    unsigned health_mask;
+    unsigned char health_summary;
+};
+static_assert(sizeof(GpuFabricInfo) == 28 && sizeof(GpuFabricInfoV2) == 36 && sizeof(GpuFabricInfoV3) == 40 &&
+                  sizeof(GpuFabricInfoV4) == 548,
+              "NVML's fabric info layouts");
 inline constexpr unsigned gpu_fabric_info_v2 = sizeof(GpuFabricInfoV2) | (2u << 24);
+inline constexpr unsigned gpu_fabric_info_v3 = sizeof(GpuFabricInfoV3) | (3u << 24);
 using DeviceGetGpuFabricInfoFn = Return (*)(Device, GpuFabricInfo*);      // nvmlDeviceGetGpuFabricInfo
-using DeviceGetGpuFabricInfoVFn = Return (*)(Device, GpuFabricInfoV2*);   // nvmlDeviceGetGpuFabricInfoV
+using DeviceGetGpuFabricInfoVFn = Return (*)(Device, void*);              // nvmlDeviceGetGpuFabricInfoV (v2, v3)
+using DeviceGetGpuFabricInfoV4Fn = Return (*)(Device, GpuFabricInfoV4*);  // nvmlDeviceGetGpuFabricInfo_v4
 
 // nvmlGpuP2PCapsIndex_t and nvmlGpuP2PStatus_t.
 inline constexpr int p2p_caps_read = 0;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "gpu/nvml_fabric.h"
 #include "gpu/pcie_sysfs.h"
 
 namespace provision {
@@ -29,9 +30,11 @@ struct TopologyFunctions {
     nvml::DeviceGetPcieLinkFn max_width = nullptr;
     nvml::DeviceGetGpuFabricInfoVFn fabric_v = nullptr;
     nvml::DeviceGetGpuFabricInfoFn fabric = nullptr;
+    nvml::DeviceGetGpuFabricInfoV4Fn fabric_v4 = nullptr;
 
     void load(const SharedLibrary& library) {
         library.resolve({
+            Symbol::optional(fabric_v4, "nvmlDeviceGetGpuFabricInfo_v4"),
             Symbol::optional(fabric_v, "nvmlDeviceGetGpuFabricInfoV"),
             Symbol::optional(fabric, "nvmlDeviceGetGpuFabricInfo"),
             Symbol::optional(pci_info, "nvmlDeviceGetPciInfo_v3"),
@@ -115,23 +118,28 @@ GpuLinks read_nvlinks(const TopologyFunctions& nvml, nvml::Device device, Gpu& g
     return links;
 }
 
+// The newest struct the driver answers, down to v1: every symbol and
+// version optional, an old driver's answer is what it knows.
 std::optional<GpuFabric> read_fabric(const TopologyFunctions& nvml, nvml::Device device) {
-    unsigned char state = 0;
-    int status = 0;
-    if (nvml::GpuFabricInfoV2 info{}; nvml.fabric_v) {
-        info.version = nvml::gpu_fabric_info_v2;
-        if (nvml.fabric_v(device, &info) != nvml::SUCCESS) return std::nullopt;
-        state = info.state;
-        status = info.status;
-    } else if (nvml::GpuFabricInfo old{}; nvml.fabric) {
-        if (nvml.fabric(device, &old) != nvml::SUCCESS) return std::nullopt;
-        state = old.state;
-        status = old.status;
-    } else {
-        return std::nullopt;
+    if (nvml.fabric_v4) {
+        // Room beyond the struct: a driver whose v4 is longer than the
+        // header this build read writes into the spare bytes, not the stack.
+        union {
+            nvml::GpuFabricInfoV4 info;
+            unsigned char room[4096];
+        } answer{};
+        if (nvml.fabric_v4(device, &answer.info) == nvml::SUCCESS) return fabric_from(answer.info);
     }
-    if (state > 3) return std::nullopt;
-    return GpuFabric{static_cast<FabricState>(state), status};
+    if (nvml.fabric_v) {
+        nvml::GpuFabricInfoV3 v3{};
+        v3.version = nvml::gpu_fabric_info_v3;
+        if (nvml.fabric_v(device, &v3) == nvml::SUCCESS) return fabric_from(v3);
+        nvml::GpuFabricInfoV2 v2{};
+        v2.version = nvml::gpu_fabric_info_v2;
+        if (nvml.fabric_v(device, &v2) == nvml::SUCCESS) return fabric_from(v2);
+    }
+    if (nvml::GpuFabricInfo old{}; nvml.fabric && nvml.fabric(device, &old) == nvml::SUCCESS) return fabric_from(old);
+    return std::nullopt;
 }
 
 std::string bus_id_of(const TopologyFunctions& nvml, nvml::Device device) {

@@ -220,6 +220,26 @@ constexpr std::array kRows = std::to_array<ActionRow>({
      "check which transport and interface NCCL took (NCCL_DEBUG=INFO): RDMA devices hidden from the container, or a "
      "slow interface, make NCCL fall back",
      "", ""},
+
+    // Multi-node NVLink (fabric_signals).
+    {"fabric_unhealthy", A::node, F::contact_support,  // DCGM's fabric health watch: DCGM_FR_FIELD_VIOLATION
+     "check {gpu}'s NVLink fabric with the fabric manager and IMEX (nvidia-smi -q{smi}, section Fabric)", "", ""},
+    {"imex_channel_missing", A::container, F::none,
+     "give the pod an IMEX channel: a DRA ComputeDomain claim (NVIDIA's k8s-dra-driver-gpu), or the channel device "
+     "itself",
+     "--device /dev/nvidia-caps-imex-channels/channel0 (made on the host with the major of nvidia-caps-imex-channels "
+     "in /proc/devices)",
+     "a ComputeDomain (resource.nvidia.com/v1beta1) and resourceClaims naming its resourceClaimTemplate in the pod "
+     "spec, so the DRA driver injects the channel and runs the IMEX daemons"},
+    {"mnnvl_handle_failed", A::container, F::none,
+     "let fabric memory be shared: an IMEX channel this container can open and a ComputeDomain whose IMEX daemons "
+     "run (nvidia-imex-ctl -N on the node lists them); NCCL_MNNVL_ENABLE=0 is written meanwhile",
+     "--device /dev/nvidia-caps-imex-channels/channel0",
+     "resourceClaims for the job's ComputeDomain (NVIDIA's DRA driver), in every pod of the job"},
+    {"nccl_known_defect", A::image, F::none,
+     "install an NCCL the defect named above does not affect; or run with --apply-workarounds "
+     "(PROVISION_APPLY_WORKAROUNDS=1), which writes its workaround",
+     "", ""},
 });
 
 void replace_all(std::string& text, std::string_view key, const std::string& value) {

@@ -31,6 +31,9 @@ namespace provision {
 struct NcclFacts {
     std::optional<NcclLibrary> library;  // absent where no NCCL is installed for the workload
     NcclPaths paths;
+    // NCCL would check multi-node NVLink at init (fabric/fabric_plan.h): the
+    // GPU workers make the same check first.
+    bool fabric_handle_check = false;
 };
 
 struct PodReport {

@@ -379,6 +379,20 @@ const std::vector<MetricFamily>& metric_table() {
              for (const auto& gpu : run.report->network->gpudirect.gpus)
                  state_set(out, gpu_labels(run.report->inventory, gpu.gpu), "state", kGpuDirectStates, gpu.state);
          }},
+        {"provision_fabric_clique", MetricType::gauge,
+         "This node's GPUs in each multi-node NVLink clique (cluster UUID and clique id, as NVML gives them).", true,
+         [](const PublishedRun& run, Samples& out) {
+             for (const auto& clique : run.report->fabric.cliques)
+                 out.push_back({{{"cluster_uuid", clique.cluster_uuid}, {"clique_id", std::to_string(clique.clique_id)}},
+                                static_cast<double>(clique.gpus.size())});
+         }},
+        {"provision_mnnvl_proven", MetricType::gauge,
+         "1 when memory with a fabric handle was exported, imported, mapped and read back on every GPU NCCL's "
+         "multi-node NVLink check covers, 0 when that failed (absent where not checked).",
+         true,
+         [](const PublishedRun& run, Samples& out) {
+             if (run.report->fabric.proven) out.push_back({{}, *run.report->fabric.proven ? 1.0 : 0.0});
+         }},
         {"provision_number_format", MetricType::gauge,
          "Each number format of the recipes (bf16, fp8, ...) across the GPUs, as the report's formats judge it: 1 "
          "for the current state, 0 for the others.",

@@ -167,6 +167,22 @@ const std::vector<LabelRow>& label_table() {
          [](const PublishedRun& run, const std::string&) -> Value { return rdma_link_layer_summary(*run.report); }},
         {"gpudirect", true,
          [](const PublishedRun& run, const std::string&) -> Value { return gpudirect_summary(*run.report); }},
+        // Multi-node NVLink, where the fabric is such a domain (the report's `fabric`): the
+        // clique of the node's GPUs, one value per clique as nvidia.com/gpu.clique writes it
+        // (CLUSTER_UUID.CLIQUE_ID; none where the GPUs span several), and whether fabric
+        // handles were proven (true, false; none where not checked).
+        {"gpu.clique", true,
+         [](const PublishedRun& run, const std::string&) -> Value {
+             const FabricReport& fabric = run.report->fabric;
+             if (!fabric.ran || fabric.cliques.size() != 1) return std::nullopt;
+             return fmt::format("{}.{}", fabric.cliques.front().cluster_uuid, fabric.cliques.front().clique_id);
+         }},
+        {"mnnvl", true,
+         [](const PublishedRun& run, const std::string&) -> Value {
+             const FabricReport& fabric = run.report->fabric;
+             if (!fabric.ran || !fabric.proven) return std::nullopt;
+             return boolean(*fabric.proven);
+         }},
         // Each number format of the recipes (bf16, fp8, ...): proven on every GPU (the report's `formats`).
         {"{}", true,
          [](const PublishedRun& run, const std::string& format) -> Value {

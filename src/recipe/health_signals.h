@@ -63,4 +63,13 @@ inline const std::vector<std::string>& network_signals() {
     return names;
 }
 
+// Multi-node NVLink (src/fabric/): the fabric's health as NVML reports it,
+// the IMEX channels in the container, NCCL's own check of fabric handles,
+// and the recipes' known NCCL defects on this path.
+inline const std::vector<std::string>& fabric_signals() {
+    static const std::vector<std::string> names = {"fabric_unhealthy", "imex_channel_missing", "mnnvl_handle_failed",
+                                                   "nccl_known_defect"};
+    return names;
+}
+
 }  // namespace provision::health

@@ -13,7 +13,8 @@ const std::vector<std::string_view>& builtin_label_names() {
         "action.container", "action.image", "action.job", "action.node", "action.fleet",
         "gpu.count",      "gpu.family",  "gpu.product", "gpu.compute", "gpu.compute.major", "gpu.compute.minor",
         "driver.version", "cuda.driver", "cuda.driver.major",          "cuda.driver.minor",
-        "p2p",            "rdma",        "rdma.link_layer",            "gpudirect"};
+        "p2p",            "rdma",        "rdma.link_layer",            "gpudirect",         "gpu.clique",
+        "mnnvl"};
     return names;
 }
 

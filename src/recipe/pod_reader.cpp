@@ -182,10 +182,37 @@ void read_pod(const toml::table& table, const std::string& file, PodRecipe& into
             row.reject_unknown_keys({"gpu_names", "min_gpus", "max_gpus", "driver_below", "nvlink_pairs", "source"});
             into.known_broken_p2p.push_back(std::move(rule));
         });
+    if (const toml::node* node = reader.node("nccl_defects"))
+        each_table(*node, file, "nccl_defects", [&](TableReader& row) {
+            NcclDefect defect;
+            defect.name = required_text(row, "name");
+            const auto versions = row.string_array("nccl_versions");
+            if (!versions || versions->empty() ||
+                std::any_of(versions->begin(), versions->end(),
+                            [](const std::string& version) { return !Version::parse(version); }))
+                throw_at(row.node("nccl_versions") ? *row.node("nccl_versions") : row.raw(), file,
+                         fmt::format("{} needs 'nccl_versions': the NCCL versions it affects (\"2.27.5\")",
+                                     row.where()));
+            defect.nccl_versions = *versions;
+            defect.min_clique_gpus = whole_number(row, "min_clique_gpus", 2, 1u << 20);
+            const toml::table* workaround = row.table("workaround");
+            if (!workaround || workaround->empty())
+                throw_at(row.node("workaround") ? *row.node("workaround") : row.raw(), file,
+                         fmt::format("{} needs 'workaround': the variables that avoid it", row.where()));
+            for (const auto& [name, value] : *workaround) {
+                const auto text = value.value<std::string>();
+                if (!text || !is_valid_variable_name(name.str()))
+                    throw_at(value, file, fmt::format("'workaround' in {} maps variable names to text", row.where()));
+                defect.workaround[std::string(name.str())] = *text;
+            }
+            defect.source = required_text(row, "source");
+            row.reject_unknown_keys({"name", "nccl_versions", "min_clique_gpus", "workaround", "source"});
+            into.nccl_defects.push_back(std::move(defect));
+        });
     if (const toml::table* settings = reader.table("p2p_settings"))
         read_peer_access_settings(*settings, file, "[pod.p2p_settings]", into.p2p_settings);
     reader.reject_unknown_keys({"p2p_slow_below", "host_copy_slow_below", "shm_min_mib", "nvlink", "pcie",
-                                "known_broken_p2p", "p2p_settings"});
+                                "known_broken_p2p", "p2p_settings", "nccl_defects"});
 }
 
 }  // namespace provision

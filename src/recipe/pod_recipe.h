@@ -53,6 +53,18 @@ struct PeerAccessSettings {
     bool empty() const { return env_pcie_broken.empty() && env_broken.empty(); }
 };
 
+// A known defect of NCCL on a path provision proves (recipes/pod.toml,
+// [[pod.nccl_defects]]): the versions it affects, the condition, the
+// workaround, and where it is reported.  Written only where the user asks
+// for workarounds (--apply-workarounds).
+struct NcclDefect {
+    std::string name;                          // a short key, for the finding and the report
+    std::vector<std::string> nccl_versions;    // exact versions ("2.27.5")
+    unsigned min_clique_gpus = 0;              // multi-node NVLink cliques of this many GPUs or more
+    std::map<std::string, std::string> workaround;  // the variables that avoid it
+    std::string source;
+};
+
 struct PodRecipe {
     double p2p_slow_below = 0.5;          // a peer copy under this share of its path's figure is slow
     double host_copy_slow_below = 0.5;    // a pinned host copy under this share of its link's figure
@@ -61,6 +73,7 @@ struct PodRecipe {
     std::vector<PcieFigure> pcie;         // by generation, one each
     std::vector<KnownBrokenPeerAccess> known_broken_p2p;
     PeerAccessSettings p2p_settings;
+    std::vector<NcclDefect> nccl_defects;
 
     // By NVML's generation, else the first figure naming the GPU's
     // architecture, else its family.

@@ -622,6 +622,8 @@ void Loader::read_policy(const toml::table& table, const std::string& file) {
     known.insert(known.end(), pod_findings.begin(), pod_findings.end());
     const auto& network_findings = health::network_signals();
     known.insert(known.end(), network_findings.begin(), network_findings.end());
+    const auto& fabric_findings = health::fabric_signals();
+    known.insert(known.end(), fabric_findings.begin(), fabric_findings.end());
     for (const auto& key : known) {
         const auto value = reader.string(key);
         if (!value) continue;

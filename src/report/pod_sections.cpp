@@ -1,5 +1,7 @@
 #include "report/pod_sections.h"
 
+#include "report/fabric_sections.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -63,9 +65,7 @@ void add_gpu_links(toml::table& entry, const Gpu& gpu, const PodReport& pod) {
 }
 
 void add_gpu_fabric_and_memory(toml::table& entry, const Gpu& gpu, const PodReport& pod) {
-    if (gpu.fabric)
-        entry.insert_or_assign("fabric", toml::table{{"state", std::string(to_string(gpu.fabric->state))},
-                                                     {"status", static_cast<std::int64_t>(gpu.fabric->status)}});
+    if (gpu.fabric) entry.insert_or_assign("fabric", gpu_fabric_table(*gpu.fabric));
     for (const HostMemoryResult& memory : pod.host_memory) {
         if (memory.gpu != gpu.index) continue;
         toml::table table{{"status", std::string(!memory.measured ? "not-measured" : memory.ok ? "passed" : "failed")},

@@ -11,6 +11,7 @@
 
 #include "core/text.h"
 #include "core/utf8.h"
+#include "report/fabric_sections.h"
 #include "report/network_sections.h"
 #include "report/pod_sections.h"
 
@@ -361,6 +362,7 @@ std::string render_json(const Report& report, JsonLayout layout) {
     if (auto nccl = nccl_table(report.pod)) root.insert_or_assign("nccl", std::move(*nccl));
     root.insert_or_assign("job", job_table(report.job));
     if (report.network) root.insert_or_assign("network", network_table(*report.network));
+    if (report.fabric.ran) root.insert_or_assign("fabric", fabric_table(report.fabric));
     root.insert_or_assign("simulated", report.inventory.simulated());
     root.insert_or_assign("workload", report.workload);
     root.insert_or_assign("python", python_table(report.python));
@@ -527,6 +529,7 @@ std::string render_summary(const Report& report, bool explain) {
         line("Peer access", peer_access);
     if (const std::string network = network_line(report.job, report.network); !network.empty())
         line("Network", network);
+    if (const std::string fabric = fabric_line(report.fabric); !fabric.empty()) line("Fabric", fabric);
     line("Env file", report.env_file.empty() ? std::string("not written") : report.env_file);
     line("Verdict", std::string(to_string(report.verdict)));
     for (std::size_t i = 0; i < report.findings.size(); ++i) {
@@ -558,6 +561,7 @@ std::string render_summary(const Report& report, bool explain) {
             out += fmt::format("  cuDNN torch loads: {} ({}; {})\n", printable(report.cudnn->version, kLongest),
                                printable(report.cudnn->evidence, kLongest), printable(report.cudnn->path, kLongest));
         if (report.network) out += explain_network(*report.network);
+        out += explain_fabric(report.fabric);
         out += "  Python folders read:\n";
         if (report.python.site_packages.empty()) out += "    (none)\n";
         for (const auto& folder : report.python.site_packages)

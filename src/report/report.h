@@ -15,6 +15,7 @@
 #include "health/action.h"
 #include "health/findings.h"
 #include "health/torch_findings.h"
+#include "fabric/fabric_report.h"
 #include "network/job_shape.h"
 #include "network/network_report.h"
 #include "pod/pod.h"
@@ -64,6 +65,7 @@ struct Report {
     PodReport pod;                   // links between the GPUs, their host links, the container's limits
     network::JobShape job;           // how many nodes the job spans, from the launcher's variables
     std::optional<network::NetworkReport> network;  // where the network stage ran (several nodes, or labels)
+    FabricReport fabric;             // multi-node NVLink (ran: the GPUs are in such a domain)
     HealthLevel verdict = HealthLevel::ok;
     std::string env_file;            // where it was written; empty when not
     std::vector<std::string> appended_arguments;

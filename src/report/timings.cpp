@@ -11,6 +11,7 @@ std::string_view to_string(Phase phase) {
         case Phase::recipes: return "recipes";
         case Phase::detection: return "detection";
         case Phase::network: return "network";
+        case Phase::fabric: return "fabric";
         case Phase::python: return "python";
         case Phase::compiled_code: return "compiled_code";
         case Phase::selection: return "selection";

@@ -13,9 +13,12 @@ namespace provision {
 // In the order a run goes through them.  worker_ready is when the last GPU
 // worker given checks had opened its GPU: it overlaps python,
 // compiled_code and selection, and may end after them.  network (the
-// network between nodes, judged once detection is done) is marked only
-// where that stage ran.
-enum class Phase { recipes, detection, network, python, compiled_code, selection, worker_ready, checks, env_file, total };
+// network between nodes, judged once detection is done) and fabric
+// (multi-node NVLink's cliques and IMEX channels) are marked only where
+// their stage ran.
+enum class Phase {
+    recipes, detection, network, fabric, python, compiled_code, selection, worker_ready, checks, env_file, total
+};
 
 std::string_view to_string(Phase phase);
 

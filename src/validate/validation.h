@@ -102,6 +102,9 @@ struct LinkWork {
     std::vector<std::pair<int, int>> peer_pairs;  // CUDA indices
     PeerPath peer_path = PeerPath::legacy_ipc;
     bool host_memory = false;
+    // NCCL's multi-node NVLink check on each GPU (fabric/: where the fabric
+    // is MNNVL and NCCL would make it).
+    bool fabric_handles = false;
     // --validate=full: the workload's libnccl.so.2 for an all-reduce across
     // the workers (empty: none).
     std::string nccl_library;
@@ -123,6 +126,7 @@ struct ValidationRun {
     std::vector<HostCopyResult> host_copies;
     std::vector<PeerCopyResult> peer_copies;  // one per pair asked for
     std::vector<HostMemoryResult> host_memory;  // one per GPU asked
+    std::vector<FabricHandleCheck> fabric_handles;  // one per GPU asked
     std::optional<NcclAllReduceResult> nccl_all_reduce;
     std::vector<int> full_gpus;  // GPUs whose worker found no room for a context (out of memory, exclusive)
 };

@@ -260,6 +260,7 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
         std::string input = format_check_list(job.checks);
         if (links.host_links) input += format_host_link_command(links.host_bytes, links.repeats);
         if (links.host_memory) input += format_host_memory_command();
+        if (links.fabric_handles) input += format_fabric_handle_command();
         if (exporting(job.gpu)) input += format_export_command(job.gpu, links.peer_bytes, links.peer_path);
         worker->write(input);
         // Nothing more to say: it ends after these.
@@ -270,7 +271,8 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
     // are in; the pairs come on top.
     const auto checked = [&](const Worker& worker) {
         return checks_answered(worker.output, worker.checks) && (!links.host_links || worker.output.host_link) &&
-               (!links.host_memory || worker.output.host_memory);
+               (!links.host_memory || worker.output.host_memory) &&
+               (!links.fabric_handles || worker.output.fabric_handle);
     };
     // The exports come right after each worker has opened its GPU, long
     // before its checks end: the first round of pairs starts then.
@@ -318,6 +320,17 @@ ValidationRun WorkerPool::run(const std::vector<GpuChecks>& work, const LinkWork
                 result.host_memory.push_back({job.gpu, line && line->ok, line ? line->numa_node : -1,
                                               line ? line->detail : std::string("the worker ended without an answer")});
             }
+        }
+        if (links.fabric_handles) {
+            const auto& line = worker->output.fabric_handle;
+            const bool opened = worker->output.ready && worker->output.ready->error.empty();
+            if (const auto why = worker->unmeasured(); why && (!opened || !line))
+                result.fabric_handles.push_back({job.gpu, FabricHandleStatus::not_measured, 0, *why});
+            else if (!line)
+                result.fabric_handles.push_back(
+                    {job.gpu, FabricHandleStatus::not_measured, 0, "the worker ended without an answer"});
+            else
+                result.fabric_handles.push_back({job.gpu, line->status, line->cuda_error, line->detail});
         }
     }
     let_go_at_done();

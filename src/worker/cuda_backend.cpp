@@ -123,6 +123,14 @@ public:
         return {false, -1, kNoToolkit};
     }
 
+    FabricHandleLine fabric_handle() override {
+        if constexpr (kCudaBuilt) {
+            const auto check = links::check_fabric_handle(device_);
+            return {check.status, check.cuda_error, check.detail};
+        }
+        return {FabricHandleStatus::failed, 0, kNoToolkit};
+    }
+
     NcclIdLine nccl_id(const LinkCommand& command) override {
         if constexpr (kCudaBuilt) {
             NcclLogFile::turn_on();  // before this process first loads NCCL

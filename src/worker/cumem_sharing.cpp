@@ -379,4 +379,94 @@ HostNumaResult allocate_host_numa(const Driver& driver, int device,
     return result;
 }
 
+namespace {
+
+// An address range of `bytes` with `handle` mapped and `device` granted
+// access; undone by its destructor, whatever step failed.
+class Mapping {
+public:
+    Mapping(const Driver& driver, std::size_t bytes) : driver_(driver), bytes_(bytes) {}
+    ~Mapping() {
+        if (mapped_ && driver_.unmap) driver_.unmap(address_, bytes_);
+        if (address_ && driver_.address_free) driver_.address_free(address_, bytes_);
+    }
+    Mapping(const Mapping&) = delete;
+    Mapping& operator=(const Mapping&) = delete;
+
+    bool map(Failure& failure, Handle handle, int device, const char* what) {
+        if (!call(driver_, failure, driver_.address_reserve, "cuMemAddressReserve", &address_, bytes_, bytes_,
+                  DevicePointer{0}, 0ull))
+            return false;
+        mapped_ = call(driver_, failure, driver_.map, what, address_, bytes_, std::size_t{0}, handle, 0ull);
+        return mapped_ && grant_access(driver_, failure, address_, bytes_, {kLocationDevice, device});
+    }
+    DevicePointer address() const { return address_; }
+
+private:
+    const Driver& driver_;
+    std::size_t bytes_;
+    DevicePointer address_ = 0;
+    bool mapped_ = false;
+};
+
+// A handle released at the end, whichever step failed.
+struct Held {
+    const Driver& driver;
+    Handle handle = 0;
+    ~Held() {
+        if (handle && driver.release) driver.release(handle);
+    }
+};
+
+}  // namespace
+
+FabricHandleResult check_fabric_handle(const Driver& driver, int device,
+                                       bool (*write_and_read)(DevicePointer, DevicePointer, std::size_t,
+                                                              std::string&)) {
+    FabricHandleResult result;
+    Failure& failure = result.failure;
+    int cu_device = 0;
+    if (!call(driver, failure, driver.device_get, "cuDeviceGet", &cu_device, device)) return result;
+    int supported = 0;
+    if (!call(driver, failure, driver.device_attribute,
+              "cuDeviceGetAttribute (CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED)", &supported,
+              kAttributeFabricSupported, cu_device))
+        return result;
+    if (!supported) {
+        result.supported = false;
+        failure = {"cuDeviceGetAttribute", 0, "the device has no fabric handles (HANDLE_TYPE_FABRIC_SUPPORTED 0)"};
+        return result;
+    }
+    AllocationProp prop;
+    prop.type = kAllocationPinned;
+    prop.requested_handle_types = kHandleFabric;
+    prop.location = {kLocationDevice, cu_device};
+    if (!call(driver, failure, driver.granularity, "cuMemGetAllocationGranularity", &result.bytes, &prop,
+              kGranularityMinimum))
+        return result;
+    Held created{driver};
+    if (!call(driver, failure, driver.create, "cuMemCreate (CU_MEM_HANDLE_TYPE_FABRIC)", &created.handle, result.bytes,
+              &prop, 0ull))
+        return result;
+    Mapping own(driver, result.bytes);
+    if (!own.map(failure, created.handle, cu_device, "cuMemMap")) return result;
+    unsigned char fabric_handle[kFabricHandleBytes] = {};
+    if (!call(driver, failure, driver.export_handle, "cuMemExportToShareableHandle (CU_MEM_HANDLE_TYPE_FABRIC)",
+              static_cast<void*>(fabric_handle), created.handle, kHandleFabric, 0ull))
+        return result;
+    Held imported{driver};
+    if (!call(driver, failure, driver.import_handle, "cuMemImportFromShareableHandle (CU_MEM_HANDLE_TYPE_FABRIC)",
+              &imported.handle, static_cast<void*>(fabric_handle), kHandleFabric))
+        return result;
+    Mapping through(driver, result.bytes);
+    if (!through.map(failure, imported.handle, cu_device, "cuMemMap (the imported fabric handle)")) return result;
+    std::string why;
+    if (write_and_read && !write_and_read(through.address(), own.address(), result.bytes, why)) {
+        failure = {"pattern", -1, "a pattern written through the imported mapping did not read back: " + why};
+        return result;
+    }
+    result.ok = true;
+    return result;
+}
+
 }  // namespace provision::cumem

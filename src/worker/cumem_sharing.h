@@ -42,12 +42,15 @@ struct Location {  // CUmemLocation
 constexpr int kLocationDevice = 1;    // CU_MEM_LOCATION_TYPE_DEVICE
 constexpr int kLocationHostNuma = 3;  // CU_MEM_LOCATION_TYPE_HOST_NUMA
 constexpr int kHandlePosixFd = 1;     // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+constexpr int kHandleFabric = 8;      // CU_MEM_HANDLE_TYPE_FABRIC
+constexpr std::size_t kFabricHandleBytes = 64;  // CUmemFabricHandle
 constexpr int kAllocationPinned = 1;  // CU_MEM_ALLOCATION_TYPE_PINNED
 constexpr int kAccessReadWrite = 3;   // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
 constexpr int kGranularityMinimum = 0;  // CU_MEM_ALLOC_GRANULARITY_MINIMUM
 constexpr int kAttributeVmmSupported = 102;   // CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
 constexpr int kAttributePosixFdSupported = 103;  // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
 constexpr int kAttributeHostNumaId = 134;     // CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (CUDA 12.2)
+constexpr int kAttributeFabricSupported = 128;  // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED
 constexpr Result kErrorPeerAccessUnsupported = 217;  // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
 
 struct AllocationProp {  // CUmemAllocationProp
@@ -180,5 +183,24 @@ HostNumaResult allocate_host_numa(const Driver& driver, int device, bool (*touch
 
 // "cuMemCreate: CUDA error 2 (CUDA_ERROR_OUT_OF_MEMORY)".
 std::string describe(const Driver& driver, const char* call, Result code);
+
+// NCCL's multi-node NVLink check (NVIDIA/nccl src/mnnvl.cc,
+// ncclMnnvlCheck), and what NCCL's own check leaves out: device memory
+// created with a fabric handle (CU_MEM_HANDLE_TYPE_FABRIC: brokered by
+// IMEX, which needs a channel device in the container), exported, imported
+// in this process, and mapped twice; `write_and_read` (null: not run) writes
+// a pattern through the imported mapping from the GPU and checks it through
+// the first.  `supported` is false where the device has no fabric handles
+// (CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED 0): NCCL takes no
+// multi-node NVLink there and nothing more is tried.
+struct FabricHandleResult {
+    bool supported = true;
+    bool ok = false;
+    std::size_t bytes = 0;
+    Failure failure;  // the call that failed, with CUDA's error
+};
+FabricHandleResult check_fabric_handle(const Driver& driver, int device,
+                                       bool (*write_and_read)(DevicePointer through, DevicePointer back,
+                                                              std::size_t bytes, std::string& why));
 
 }  // namespace provision::cumem

@@ -59,6 +59,7 @@ public:
     // answered at once...
     virtual ExportedLine export_buffer(const LinkCommand& command) = 0;
     virtual HostMemoryLine host_memory() = 0;
+    virtual FabricHandleLine fabric_handle() = 0;
     virtual NcclIdLine nccl_id(const LinkCommand& command) = 0;
     // ...and those measured once the checks are done.
     virtual std::unique_ptr<PreparedLink> prepare_host_link(const LinkCommand& command, const std::string& fault) = 0;

@@ -25,7 +25,7 @@ std::string link_fault(const std::string& spec, const LinkCommand& command, int 
 // measurements once the checks are done.
 bool answered_at_once(LinkCommand::Kind kind) {
     return kind == LinkCommand::Kind::export_buffer || kind == LinkCommand::Kind::host_memory ||
-           kind == LinkCommand::Kind::nccl_id;
+           kind == LinkCommand::Kind::fabric_handle || kind == LinkCommand::Kind::nccl_id;
 }
 
 // The answer to `command` on a GPU that could not be opened.
@@ -34,6 +34,8 @@ std::string answer_without_gpu(const LinkCommand& command, const std::string& wh
     switch (command.kind) {
         case LinkCommand::Kind::export_buffer: return format_exported_line({false, command.path, {}, detail});
         case LinkCommand::Kind::host_memory: return format_host_memory_line({false, -1, detail});
+        case LinkCommand::Kind::fabric_handle:
+            return format_fabric_handle_line({FabricHandleStatus::not_measured, 0, detail});
         case LinkCommand::Kind::nccl_id: return format_nccl_id_line({false, {}, detail});
         case LinkCommand::Kind::host_link: return format_host_link_line({false, 0, 0, {}, detail});
         case LinkCommand::Kind::pull:
@@ -126,6 +128,9 @@ std::optional<WorkerLinks::Pending> WorkerLinks::prepare(const std::string& line
     switch (command->kind) {
         case LinkCommand::Kind::export_buffer: pending.answer = format_exported_line(backend.export_buffer(*command)); break;
         case LinkCommand::Kind::host_memory: pending.answer = format_host_memory_line(backend.host_memory()); break;
+        case LinkCommand::Kind::fabric_handle:
+            pending.answer = format_fabric_handle_line(backend.fabric_handle());
+            break;
         case LinkCommand::Kind::nccl_id: pending.answer = format_nccl_id_line(backend.nccl_id(*command)); break;
         // The pinned buffers now; the copies once the checks are done: beside
         // the checks' own uploads, which share the copy engine, a GPU's host

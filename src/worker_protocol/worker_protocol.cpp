@@ -210,6 +210,8 @@ std::string format_pull_command(int gpu, std::size_t bytes, int repeats, PeerPat
 
 std::string format_host_memory_command() { return "host-memory\n"; }
 
+std::string format_fabric_handle_command() { return "fabric-handle\n"; }
+
 std::string format_nccl_id_command(const std::string& library) { return fmt::format("nccl-id {}\n", library); }
 
 std::string format_nccl_all_reduce_command(int ranks, int rank, std::size_t bytes, int repeats, const std::string& id,
@@ -247,6 +249,9 @@ std::optional<LinkCommand> parse_link_command(const std::string& line) {
         words >> command.gpu >> command.bytes >> command.repeats >> path >> command.handle;
     } else if (verb == "host-memory") {
         command.kind = LinkCommand::Kind::host_memory;
+        return command;
+    } else if (verb == "fabric-handle") {
+        command.kind = LinkCommand::Kind::fabric_handle;
         return command;
     } else if (verb == "nccl-id" || verb == "nccl-all-reduce") {
         command.kind = verb == "nccl-id" ? LinkCommand::Kind::nccl_id : LinkCommand::Kind::nccl_all_reduce;
@@ -303,6 +308,12 @@ std::string format_host_memory_line(const HostMemoryLine& line) {
     return one_line(toml::table{{"host_memory", inline_table(toml::table{{"ok", line.ok},
                                                                          {"numa_node", std::int64_t{line.numa_node}},
                                                                          {"detail", line.detail}})}});
+}
+
+std::string format_fabric_handle_line(const FabricHandleLine& line) {
+    return one_line(toml::table{{"fabric_handle", inline_table(toml::table{{"status", std::string(to_string(line.status))},
+                                                                           {"cuda_error", std::int64_t{line.cuda_error}},
+                                                                           {"detail", line.detail}})}});
 }
 
 std::string format_result_line(const CheckOutcome& result) {
@@ -372,6 +383,13 @@ WorkerOutput parse_worker_output(const std::string& text) {
             output.host_memory = HostMemoryLine{(*memory)["ok"].value_or(false),
                                                 static_cast<int>((*memory)["numa_node"].value_or(std::int64_t{-1})),
                                                 (*memory)["detail"].value_or(std::string())};
+            return;
+        } else if (const toml::table* fabric = document ? (*document)["fabric_handle"].as_table() : nullptr) {
+            const auto status = parse_fabric_handle_status((*fabric)["status"].value_or(std::string()));
+            output.fabric_handle =
+                FabricHandleLine{status.value_or(FabricHandleStatus::failed),
+                                 static_cast<int>((*fabric)["cuda_error"].value_or(std::int64_t{0})),
+                                 (*fabric)["detail"].value_or(std::string())};
             return;
         } else if (const toml::table* done = document ? (*document)["done"].as_table() : nullptr) {
             output.done = time_from((*done)["at_ns"].value_or(std::int64_t{0}));

@@ -29,6 +29,8 @@
 //                      pulled = { from = GPU, path = "cumem-fd", status = "passed", gb_per_s = 371.2, detail = "..." }
 //                   host-memory
 //                      host_memory = { ok = true, numa_node = 0, detail = "..." }
+//                   fabric-handle
+//                      fabric_handle = { status = "passed", cuda_error = 0, detail = "..." }
 //                   nccl-id LIBRARY
 //                      nccl_id = { ok = true, id = "<ncclUniqueId in hex>", detail = "..." }
 //                   nccl-all-reduce RANKS RANK BYTES REPEATS ID LIBRARY
@@ -167,6 +169,12 @@ struct HostMemoryLine {
     std::string detail;
 };
 
+struct FabricHandleLine {
+    FabricHandleStatus status = FabricHandleStatus::failed;
+    int cuda_error = 0;
+    std::string detail;
+};
+
 struct NcclIdLine {
     bool ok = false;
     std::string id;
@@ -186,6 +194,7 @@ std::string format_host_link_command(std::size_t bytes, int repeats);
 std::string format_export_command(int gpu, std::size_t bytes, PeerPath path);
 std::string format_pull_command(int gpu, std::size_t bytes, int repeats, PeerPath path, const std::string& handle);
 std::string format_host_memory_command();
+std::string format_fabric_handle_command();
 std::string format_nccl_id_command(const std::string& library);
 std::string format_nccl_all_reduce_command(int ranks, int rank, std::size_t bytes, int repeats, const std::string& id,
                                            const std::string& library);
@@ -195,10 +204,12 @@ std::string format_host_link_line(const HostLinkLine& line);
 std::string format_exported_line(const ExportedLine& line);
 std::string format_pulled_line(const PulledLine& line);
 std::string format_host_memory_line(const HostMemoryLine& line);
+std::string format_fabric_handle_line(const FabricHandleLine& line);
 
 // A command line, read back by the worker.
 struct LinkCommand {
-    enum class Kind { host_link, export_buffer, pull, host_memory, nccl_id, nccl_all_reduce } kind = Kind::host_link;
+    enum class Kind { host_link, export_buffer, pull, host_memory, fabric_handle, nccl_id, nccl_all_reduce } kind =
+        Kind::host_link;
     int gpu = 0;                 // a pull's source; an all-reduce's rank
     int ranks = 0;
     std::size_t bytes = 0;
@@ -217,6 +228,7 @@ struct WorkerOutput {
     std::map<PeerPath, ExportedLine> exported;    // by path
     std::map<std::pair<int, PeerPath>, PulledLine> pulled;  // by the source GPU and the path
     std::optional<HostMemoryLine> host_memory;
+    std::optional<FabricHandleLine> fabric_handle;
     std::optional<NcclIdLine> nccl_id;
     std::optional<NcclLine> nccl;
     std::optional<MonotonicTime> done;

@@ -126,7 +126,7 @@ FAKE_EXPORT cuda::Result cuInit(unsigned flags) {
 
 FAKE_EXPORT cuda::Result cuGetErrorString(cuda::Result code, const char** text) {
     if (!text) return cuda::ERROR_INVALID_VALUE;
-    switch (code) {
+    switch (static_cast<int>(code)) {  // codes beyond the declared enumerators too
         case cuda::SUCCESS: *text = "no error"; break;
         case cuda::ERROR_NOT_INITIALIZED: *text = "initialization error"; break;
         case cuda::ERROR_NO_DEVICE: *text = "no CUDA-capable device is detected"; break;
@@ -135,6 +135,8 @@ FAKE_EXPORT cuda::Result cuGetErrorString(cuda::Result code, const char** text) 
             *text = "system has unsupported display driver / cuda driver combination";
             break;
         case cuda::ERROR_SYSTEM_NOT_READY: *text = "system not yet initialized"; break;
+        case 400: *text = "invalid resource handle"; break;
+        case 800: *text = "operation not permitted"; break;
         default: *text = "unknown error"; break;
     }
     return cuda::SUCCESS;
@@ -149,6 +151,8 @@ FAKE_EXPORT cuda::Result cuGetErrorName(cuda::Result code, const char** text) {
         case 217: *text = "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"; break;
         case cuda::ERROR_OPERATING_SYSTEM: *text = "CUDA_ERROR_OPERATING_SYSTEM"; break;
         case cuda::ERROR_SYSTEM_NOT_READY: *text = "CUDA_ERROR_SYSTEM_NOT_READY"; break;
+        case 400: *text = "CUDA_ERROR_INVALID_HANDLE"; break;
+        case 800: *text = "CUDA_ERROR_NOT_PERMITTED"; break;
         default: *text = "CUDA_ERROR_UNKNOWN"; break;
     }
     return cuda::SUCCESS;
@@ -214,6 +218,7 @@ FAKE_EXPORT cuda::Result cuDeviceGetAttribute(int* value, cuda::DeviceAttribute 
         case 102: *value = 1; return cuda::SUCCESS;  // virtual memory management (cuMem)
         case 103: *value = 1; return cuda::SUCCESS;  // cuMem memory exported as a file descriptor
         case 134: *value = current->machine->host_numa_id; return cuda::SUCCESS;  // its host NUMA node
+        case 128: *value = current->machine->fabric_handles ? 1 : 0; return cuda::SUCCESS;  // fabric handles
         default: return cuda::ERROR_INVALID_VALUE;
     }
 }
@@ -323,6 +328,10 @@ struct FakeAccess {
     int flags;
 };
 
+constexpr int kFabric = 8;  // CU_MEM_HANDLE_TYPE_FABRIC
+constexpr std::size_t kFabricHandleBytes = 64;
+constexpr char kFabricMark[] = "fake-fabric";
+
 std::atomic<std::uint64_t> next_handle{1};
 std::atomic<std::uint64_t> next_address{0x7f0000000000ull};
 
@@ -371,6 +380,8 @@ FAKE_EXPORT cuda::Result cuMemCreate(std::uint64_t* handle, std::size_t size, co
     const bool host_numa = prop->location.type == 3;
     if (const auto code = failure_of(host_numa ? "cuMemCreate.host_numa" : "cuMemCreate", host_numa ? 0 : prop->location.id))
         return code;
+    if (prop->handle_types == kFabric)
+        if (const auto code = failure_of("cuMemCreate.fabric", prop->location.id)) return code;
     *handle = next_handle++;
     return cuda::SUCCESS;
 }
@@ -400,8 +411,16 @@ FAKE_EXPORT cuda::Result cuMemSetAccess(std::uint64_t, std::size_t, const FakeAc
 
 FAKE_EXPORT cuda::Result cuMemExportToShareableHandle(void* shareable, std::uint64_t handle, int type,
                                                       unsigned long long) {
-    if (!shareable || handle == 0 || type != 1) return cuda::ERROR_INVALID_VALUE;
+    if (!shareable || handle == 0 || (type != 1 && type != kFabric)) return cuda::ERROR_INVALID_VALUE;
     if (const auto code = failure_of("cuMemExportToShareableHandle")) return code;
+    if (type == kFabric) {  // CUmemFabricHandle: 64 bytes any process of the clique imports
+        if (const auto code = failure_of("cuMemExportToShareableHandle.fabric")) return code;
+        unsigned char* bytes = static_cast<unsigned char*>(shareable);
+        std::memset(bytes, 0, kFabricHandleBytes);
+        std::memcpy(bytes, kFabricMark, sizeof kFabricMark - 1);
+        std::memcpy(bytes + 16, &handle, sizeof handle);
+        return cuda::SUCCESS;
+    }
     const int fd = memfd_create("fake-cumem", MFD_CLOEXEC);
     if (fd < 0) return cuda::ERROR_OPERATING_SYSTEM;
     *static_cast<int*>(shareable) = fd;
@@ -409,6 +428,12 @@ FAKE_EXPORT cuda::Result cuMemExportToShareableHandle(void* shareable, std::uint
 }
 
 FAKE_EXPORT cuda::Result cuMemImportFromShareableHandle(std::uint64_t* handle, void* os_handle, int type) {
+    if (handle && os_handle && type == kFabric) {
+        if (std::memcmp(os_handle, kFabricMark, sizeof kFabricMark - 1) != 0) return static_cast<cuda::Result>(400);  // not one an export made
+        if (const auto code = failure_of("cuMemImportFromShareableHandle.fabric")) return code;
+        *handle = next_handle++;
+        return cuda::SUCCESS;
+    }
     if (!handle || type != 1) return cuda::ERROR_INVALID_VALUE;
     const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));
     char target[64] = {};

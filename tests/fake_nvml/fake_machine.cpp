@@ -36,7 +36,7 @@ std::vector<std::size_t> positions(provision::TableReader& reader, const std::st
 void read_faults(const toml::table& table, const std::string& file, Machine& machine) {
     provision::TableReader reader(table, file, "[faults]");
     reader.reject_unknown_keys({"nvml_init_error", "nvml_init_delay_ms", "nvml_init_slow_ms", "cuda_init_error", "cuda_init_delay_ms", "context_delay_ms",
-                                "handle_open_delay_ms", "contexts_meet", "openings_meet", "host_numa_id", "fabric_states", "listed_processes", "lost_gpus", "cuda_order", "failing_calls", "link_error_rise", "xid_events"});
+                                "handle_open_delay_ms", "contexts_meet", "openings_meet", "host_numa_id", "fabric_states", "fabric_version", "fabric_cluster", "fabric_cliques", "fabric_health_mask", "fabric_health", "fabric_handles", "listed_processes", "lost_gpus", "cuda_order", "failing_calls", "link_error_rise", "xid_events"});
     const std::size_t gpus = machine.fixture.gpus.size();
     machine.nvml_init_error = integer(reader, "nvml_init_error");
     machine.nvml_init_delay_ms = integer(reader, "nvml_init_delay_ms", 0);
@@ -69,6 +69,37 @@ void read_faults(const toml::table& table, const std::string& file, Machine& mac
             if (value < 0) provision::throw_at(element, file, "a fabric state is not-supported, not-started, in-progress or completed");
             machine.fabric_states.push_back(value);
         }
+    }
+    machine.fabric_version = reader.node("fabric_version") ? integer(reader, "fabric_version", 1, 4) : 4;
+    if (const auto cluster = reader.string("fabric_cluster")) {
+        if (cluster->size() != 32 || cluster->find_first_not_of("0123456789abcdef") != std::string::npos)
+            provision::throw_at(*reader.node("fabric_cluster"), file, "'fabric_cluster' is 32 lowercase hex digits");
+        for (std::size_t i = 0; i < 16; ++i)
+            machine.fabric_cluster[i] = static_cast<unsigned char>(std::stoul(cluster->substr(2 * i, 2), nullptr, 16));
+    }
+    const auto per_gpu = [&](const char* key, auto&& each) {
+        const toml::node* node = reader.node(key);
+        if (!node) return;
+        const toml::array* array = node->as_array();
+        if (!array || array->size() != gpus) provision::throw_at(*node, file, fmt::format("'{}' names one value a GPU", key));
+        for (const toml::node& element : *array) each(element);
+    };
+    per_gpu("fabric_cliques", [&](const toml::node& element) {
+        machine.fabric_cliques.push_back(static_cast<unsigned>(element.value_or(std::int64_t{0})));
+    });
+    per_gpu("fabric_health_mask", [&](const toml::node& element) {
+        machine.fabric_health_masks.push_back(static_cast<unsigned>(element.value_or(std::int64_t{0})));
+    });
+    per_gpu("fabric_health", [&](const toml::node& element) {
+        const std::string summary = element.value_or(std::string());
+        const int value = summary == "healthy" ? 1 : summary == "unhealthy" ? 2 : summary == "limited-capacity" ? 3 : -1;
+        if (value < 0) provision::throw_at(element, file, "a fabric health is healthy, unhealthy or limited-capacity");
+        machine.fabric_health.push_back(value);
+    });
+    if (const auto handles = reader.string("fabric_handles")) {
+        if (*handles != "supported" && *handles != "unsupported")
+            provision::throw_at(*reader.node("fabric_handles"), file, "'fabric_handles' is supported or unsupported");
+        machine.fabric_handles = *handles == "supported";
     }
     if (const toml::node* rise = reader.node("link_error_rise"))
         machine.link_error_rise = provision::read_link_error_counts(*rise, file, "'link_error_rise' in [faults]");

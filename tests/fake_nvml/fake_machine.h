@@ -26,6 +26,23 @@
 //                                 #   nvmlDeviceGetGpuFabricInfoV answers it ("not-supported",
 //                                 #   "not-started", "in-progress", "completed"); absent: the
 //                                 #   call answers NOT_SUPPORTED
+//   fabric_version = 3            # the newest fabric info the fake driver answers: 4
+//                                 #   (nvmlDeviceGetGpuFabricInfo_v4, the default), 3 or 2
+//                                 #   (nvmlDeviceGetGpuFabricInfoV), 1 (nvmlDeviceGetGpuFabricInfo)
+//   fabric_cluster = "00112233445566778899aabbccddeeff"
+//                                 # every GPU's cluster UUID, 32 hex digits (absent: zero,
+//                                 #   no multi-node NVLink)
+//   fabric_cliques = [7, 7]       # each GPU's clique id, by position (default 0)
+//   fabric_health_mask = [170, 170]  # each GPU's healthMask (0xaa: healthy; default 0)
+//   fabric_health = ["healthy", "unhealthy"]
+//                                 # each GPU's healthSummary ("healthy", "unhealthy",
+//                                 #   "limited-capacity"; default not supported)
+//   fabric_handles = "unsupported"  # CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED 0
+//                                 #   (default 1, as on the lent H100); fabric memory
+//                                 #   fails through failing_calls: "cuMemCreate.fabric"
+//                                 #   (800: no IMEX channel), "cuMemExportToShareableHandle.fabric",
+//                                 #   "cuMemImportFromShareableHandle.fabric" (400: invalid
+//                                 #   resource handle)
 //   listed_processes = [{ pid = 4242, mib = 528 }]
 //                                 # every GPU's process list also names these
 //                                 #   (after the fixture's other_processes)
@@ -79,6 +96,12 @@ struct Machine {
     int openings_meet = 0;         // openings of peer memory likewise
     int host_numa_id = 0;
     std::vector<int> fabric_states;  // NVML_GPU_FABRIC_STATE_* by GPU position; empty: no fabric
+    int fabric_version = 4;
+    unsigned char fabric_cluster[16] = {};
+    std::vector<unsigned> fabric_cliques;       // by GPU position; empty: 0
+    std::vector<unsigned> fabric_health_masks;  // by GPU position; empty: 0
+    std::vector<int> fabric_health;             // NVML_GPU_FABRIC_HEALTH_SUMMARY_* by position; empty: 0
+    bool fabric_handles = true;                 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED
     struct ListedProcess {
         long pid = 0;
         unsigned long long mib = 0;

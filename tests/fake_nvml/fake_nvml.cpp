@@ -415,14 +415,75 @@ FAKE_EXPORT nvml::Return nvmlDeviceGetPciInfo_v3(nvml::Device device, nvml::PciI
     return nvml::SUCCESS;
 }
 
-FAKE_EXPORT nvml::Return nvmlDeviceGetGpuFabricInfoV(nvml::Device device, nvml::GpuFabricInfoV2* info) {
+// The fabric of GPU `gpu` into any of NVML's structs (the common fields).
+template <typename Info>
+void fill_fabric(const fake::Machine& machine, std::size_t gpu, Info& info) {
+    std::memcpy(info.cluster_uuid, machine.fabric_cluster, sizeof info.cluster_uuid);
+    info.state = static_cast<unsigned char>(machine.fabric_states[gpu]);
+    info.status = 0;
+}
+
+unsigned fabric_clique(const fake::Machine& machine, std::size_t gpu) {
+    return machine.fabric_cliques.empty() ? 0 : machine.fabric_cliques[gpu];
+}
+unsigned fabric_mask(const fake::Machine& machine, std::size_t gpu) {
+    return machine.fabric_health_masks.empty() ? 0 : machine.fabric_health_masks[gpu];
+}
+unsigned char fabric_summary(const fake::Machine& machine, std::size_t gpu) {
+    return static_cast<unsigned char>(machine.fabric_health.empty() ? 0 : machine.fabric_health[gpu]);
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetGpuFabricInfo_v4(nvml::Device device, nvml::GpuFabricInfoV4* info) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetGpuFabricInfo_v4", current, gpu); code != nvml::SUCCESS) return code;
+    if (!info) return nvml::ERROR_INVALID_ARGUMENT;
+    if (current->fabric_version < 4) return nvml::ERROR_FUNCTION_NOT_FOUND;  // as a driver without the symbol
+    if (current->fabric_states.empty()) return nvml::ERROR_NOT_SUPPORTED;
+    fill_fabric(*current, gpu, *info);
+    // The unicast clique (type 0) and the handle one (type 2), sorted by type.
+    info->num_cliques = 2;
+    info->cliques[0] = {0, fabric_clique(*current, gpu)};
+    info->cliques[1] = {2, fabric_clique(*current, gpu)};
+    info->health_mask = fabric_mask(*current, gpu);
+    info->health_summary = fabric_summary(*current, gpu);
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetGpuFabricInfoV(nvml::Device device, void* answer) {
     std::shared_ptr<const fake::Machine> current;
     std::size_t gpu = 0;
     if (const auto code = lookup(device, "nvmlDeviceGetGpuFabricInfoV", current, gpu); code != nvml::SUCCESS) return code;
-    if (!info || info->version != nvml::gpu_fabric_info_v2) return nvml::ERROR_INVALID_ARGUMENT;
+    if (!answer) return nvml::ERROR_INVALID_ARGUMENT;
+    unsigned version = 0;
+    std::memcpy(&version, answer, sizeof version);
+    const bool v3 = version == nvml::gpu_fabric_info_v3 && current->fabric_version >= 3;
+    const bool v2 = version == nvml::gpu_fabric_info_v2 && current->fabric_version >= 2;
+    if (!v3 && !v2) return nvml::ERROR_ARGUMENT_VERSION_MISMATCH;
     if (current->fabric_states.empty()) return nvml::ERROR_NOT_SUPPORTED;
-    info->state = static_cast<unsigned char>(current->fabric_states[gpu]);
-    info->status = 0;
+    if (v3) {
+        auto* info = static_cast<nvml::GpuFabricInfoV3*>(answer);
+        fill_fabric(*current, gpu, *info);
+        info->clique_id = fabric_clique(*current, gpu);
+        info->health_mask = fabric_mask(*current, gpu);
+        info->health_summary = fabric_summary(*current, gpu);
+    } else {
+        auto* info = static_cast<nvml::GpuFabricInfoV2*>(answer);
+        fill_fabric(*current, gpu, *info);
+        info->clique_id = fabric_clique(*current, gpu);
+        info->health_mask = fabric_mask(*current, gpu);
+    }
+    return nvml::SUCCESS;
+}
+
+FAKE_EXPORT nvml::Return nvmlDeviceGetGpuFabricInfo(nvml::Device device, nvml::GpuFabricInfo* info) {
+    std::shared_ptr<const fake::Machine> current;
+    std::size_t gpu = 0;
+    if (const auto code = lookup(device, "nvmlDeviceGetGpuFabricInfo", current, gpu); code != nvml::SUCCESS) return code;
+    if (!info) return nvml::ERROR_INVALID_ARGUMENT;
+    if (current->fabric_states.empty()) return nvml::ERROR_NOT_SUPPORTED;
+    fill_fabric(*current, gpu, *info);
+    info->clique_id = fabric_clique(*current, gpu);
     return nvml::SUCCESS;
 }
 

@@ -21,6 +21,7 @@
 #include "fuzz/metadata_target.h"
 #include "fuzz/package_files_target.h"
 #include "fuzz/pcie_link_target.h"
+#include "fuzz/fabric_readers_target.h"
 #include "fuzz/recipe_target.h"
 #include "fuzz/settings_target.h"
 #include "fuzz/version_target.h"
@@ -137,4 +138,8 @@ TEST_CASE("fuzz inputs: a rendezvous peer's lines", "[fuzz][network]") {
 
 TEST_CASE("fuzz inputs: the network stage's sysfs, /dev and interface readers", "[fuzz][network]") {
     CHECK(run_all("fuzz_network_sysfs", fuzz::network_sysfs::one_input) >= 6);
+}
+
+TEST_CASE("fuzz inputs: NVML's fabric info structs and /proc/devices", "[fuzz][fabric]") {
+    CHECK(run_all("fuzz_fabric_readers", fuzz::fabric_readers::one_input) >= 8);
 }

@@ -14,7 +14,7 @@ namespace {
 std::vector<std::string> every_signal() {
     std::vector<std::string> all;
     for (const auto* list : {&health::gpu_signals(), &health::driver_fault_classes(), &health::package_signals(),
-                             &health::pod_signals(), &health::network_signals()})
+                             &health::pod_signals(), &health::network_signals(), &health::fabric_signals()})
         all.insert(all.end(), list->begin(), list->end());
     return all;
 }

@@ -143,7 +143,7 @@ TEST_CASE("each GPU signal becomes a finding at its policy's level", "[health]")
 
 TEST_CASE("a fabric that is set up, or that the GPU does not have, is no finding", "[health]") {
     const HealthPolicy policy = load_recipes({kBuiltin}).policy;
-    for (const GpuFabric fabric : {GpuFabric{FabricState::completed, 0}, GpuFabric{FabricState::not_supported, 0}}) {
+    for (const GpuFabric& fabric : {GpuFabric{FabricState::completed, 0}, GpuFabric{FabricState::not_supported, 0}}) {
         Inventory inventory;
         Gpu gpu = h100(0);
         gpu.fabric = fabric;

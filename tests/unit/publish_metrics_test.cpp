@@ -227,6 +227,7 @@ TEST_CASE("a hostile GPU name stays inside its label value") {
 TEST_CASE("docs/DESIGN.md lists every metric family provision writes, and no other") {
     Report report = two_h100_report();
     with_network(report);
+    with_fabric(report);
     report.findings.push_back({0, 0, "thermal_slowdown", HealthLevel::degraded, "hot"});
     report.actions.push_back({Actor::node, FleetAction::contact_support, "check the node's cooling", {}, {}});
     report.validation.busy.push_back({1, "1 other process holds 79000 MiB of its memory", 1764000000});
@@ -279,6 +280,7 @@ TEST_CASE("no family repeats a label set in a run with many findings alike; prov
     report.inventory.gpus[1].health.recovery_action = RecoveryAction::drain_p2p;
     report.inventory.gpus[1].health.link_errors.nvlink_crc = 12;
     with_network(report);
+    with_fabric(report);
     report.verdict = L::failed;
     const auto families = parse(render_metrics(finished(report)));
     // Every family is written, and none repeats a label set.
@@ -386,4 +388,17 @@ TEST_CASE("label values alike once escaped: one sample, the repeat left out with
     CHECK(families.at("provision_rdma_port_active").samples.size() == 3);  // mlx5_0, bad\uFFFD, ctl\uFFFD
     CHECK_THAT(text, Catch::Contains("# left out: provision_rdma_port_active{device=\"bad\xef\xbf\xbd\",port=\"1\","));
     CHECK_THAT(text, Catch::Contains("# left out: provision_rdma_port_active{device=\"ctl\xef\xbf\xbd\",port=\"1\","));
+}
+
+TEST_CASE("multi-node NVLink: each clique's GPUs, and whether fabric handles were proven") {
+    Report report = two_h100_report();
+    with_fabric(report);
+    auto families = parse(render_metrics(finished(report)));
+    REQUIRE(families.at("provision_fabric_clique").samples.size() == 1);
+    CHECK(families.at("provision_fabric_clique").samples[0] ==
+          "provision_fabric_clique{cluster_uuid=\"0123456789abcdef0123456789abcdef\",clique_id=\"7\"} 2");
+    CHECK(families.at("provision_mnnvl_proven").samples[0] == "provision_mnnvl_proven 1");
+    report.fabric.proven.reset();  // not checked: no sample
+    families = parse(render_metrics(finished(report)));
+    CHECK(families.count("provision_mnnvl_proven") == 0);
 }

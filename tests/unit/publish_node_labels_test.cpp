@@ -301,6 +301,7 @@ TEST_CASE("the names of the labels provision writes itself are those of builtin_
     // network read) and of a stopped one (error).
     Report two = two_h100_report();
     with_network(two);
+    with_fabric(two);
     std::set<std::string> written;
     for (const PublishedRun& run : {finished(two), stopped(ExitCode::usage)})
         for (const auto& label : node_labels(run, "provision").labels)
@@ -390,4 +391,22 @@ TEST_CASE("between nodes: an RDMA port NCCL could take, its link layer, GPUDirec
     labels = labels_of(finished(report));
     CHECK(labels.at("provision/rdma") == "false");
     CHECK(labels.count("provision/rdma.link_layer") == 0);
+}
+
+TEST_CASE("gpu.clique: one value for the node's one clique; none where its GPUs span several") {
+    Report report = two_h100_report();
+    with_fabric(report);
+    auto labels = node_labels(finished(report), "provision").labels;
+    const auto value = [&](const std::string& key) -> std::string {
+        for (const auto& label : labels)
+            if (label.key == "provision/" + key) return label.value;
+        return "(none)";
+    };
+    CHECK(value("gpu.clique") == "0123456789abcdef0123456789abcdef.7");
+    CHECK(value("mnnvl") == "true");
+    report.fabric.cliques.push_back({"0123456789abcdef0123456789abcdef", 8, {1}});
+    report.fabric.proven = false;
+    labels = node_labels(finished(report), "provision").labels;
+    CHECK(value("gpu.clique") == "(none)");
+    CHECK(value("mnnvl") == "false");
 }

@@ -125,6 +125,17 @@ inline void with_network(provision::Report& report) {
     report.network = network;
 }
 
+// Multi-node NVLink: every GPU in one clique, fabric handles proven.
+inline void with_fabric(provision::Report& report) {
+    provision::FabricReport fabric;
+    fabric.ran = true;
+    provision::FabricCliqueGroup clique{"0123456789abcdef0123456789abcdef", 7, {}};
+    for (const auto& gpu : report.inventory.gpus) clique.gpus.push_back(gpu.index);
+    fabric.cliques = {clique};
+    fabric.proven = true;
+    report.fabric = fabric;
+}
+
 // 2026-11-24T12:00:00Z
 inline const std::chrono::system_clock::time_point kWhen{std::chrono::seconds(1795521600)};
 

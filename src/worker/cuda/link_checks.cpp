@@ -489,6 +489,37 @@ bool touch_from_gpu(cumem::DevicePointer address, std::size_t bytes, std::string
     return true;
 }
 
+// The fabric check's two mappings of one allocation: a pattern written
+// through `through` by the GPU must read back through `back`.
+bool pattern_through_fabric(cumem::DevicePointer through, cumem::DevicePointer back, std::size_t bytes,
+                            std::string& why) {
+    constexpr int kPatternId = 0x6a;  // any source id: the pattern is a hash of it and the offset
+    const std::uint64_t words = bytes / sizeof(std::uint64_t);
+    unsigned long long* wrong = nullptr;
+    cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&wrong), 2 * sizeof(unsigned long long));
+    const unsigned long long start[2] = {0, ~0ull};
+    unsigned long long counted[2] = {0, 0};
+    if (status == cudaSuccess) status = cudaMemcpy(wrong, start, sizeof start, cudaMemcpyHostToDevice);
+    if (status == cudaSuccess)
+        status = kernels::launch_fill_pattern(reinterpret_cast<std::uint64_t*>(through), words, kPatternId, nullptr);
+    if (status == cudaSuccess) status = cudaDeviceSynchronize();
+    if (status == cudaSuccess)
+        status = kernels::launch_verify_pattern(reinterpret_cast<const std::uint64_t*>(back), words, kPatternId, wrong,
+                                                nullptr);
+    if (status == cudaSuccess) status = cudaMemcpy(counted, wrong, sizeof counted, cudaMemcpyDeviceToHost);
+    if (wrong) cudaFree(wrong);
+    if (status != cudaSuccess) {
+        why = std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")";
+        cudaGetLastError();
+        return false;
+    }
+    if (counted[0] != 0) {
+        why = fmt::format("{} of {} words wrong, the first at word {}", counted[0], words, counted[1]);
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 std::unique_ptr<HostLinkCheck> prepare_host_link(int cuda_device, std::unique_ptr<HostMemory> memory) {
@@ -569,6 +600,28 @@ HostMemoryCheck check_host_numa_memory(int cuda_device) {
     check.detail = result.ok ? fmt::format("{} KiB at host NUMA node {}, mapped and written by the GPU",
                                            result.bytes >> 10, result.numa_node)
                              : result.failure.detail;
+    return check;
+}
+
+FabricHandleLinkCheck check_fabric_handle(int cuda_device) {
+    FabricHandleLinkCheck check;
+    if (const cudaError_t set = cudaSetDevice(cuda_device); set != cudaSuccess) {
+        check.detail = detail::describe_cuda_failure(CudaFailure(set, "cudaSetDevice"), cuda_device);
+        return check;
+    }
+    const auto result = cumem::check_fabric_handle(runtime_driver(), cuda_device, pattern_through_fabric);
+    check.cuda_error = result.failure.code;
+    if (!result.supported) {
+        check.status = FabricHandleStatus::unsupported;
+        check.detail = result.failure.detail;
+    } else if (result.ok) {
+        check.status = FabricHandleStatus::passed;
+        check.detail = fmt::format("{} KiB with a fabric handle: exported, imported, mapped, and a pattern written "
+                                   "through the import read back",
+                                   result.bytes >> 10);
+    } else {
+        check.detail = result.failure.detail;
+    }
     return check;
 }
 

@@ -135,4 +135,15 @@ struct HostMemoryCheck {
 // Never throws.
 HostMemoryCheck check_host_numa_memory(int cuda_device);
 
+struct FabricHandleLinkCheck {
+    FabricHandleStatus status = FabricHandleStatus::failed;
+    int cuda_error = 0;
+    std::string detail;
+};
+
+// NCCL's multi-node NVLink check (cumem::check_fabric_handle) on the GPU,
+// with a kernel writing a pattern through the imported mapping and another
+// counting the words read back through the exporter's.  Never throws.
+FabricHandleLinkCheck check_fabric_handle(int cuda_device);
+
 }  // namespace provision::links

@@ -169,6 +169,13 @@ public:
         return {result.ok, result.numa_node, result.ok ? "simulated" : result.failure.detail};
     }
 
+    FabricHandleLine fabric_handle() override {
+        const auto result = cumem::check_fabric_handle(driver_->cumem, device_, nullptr);
+        if (!result.supported) return {FabricHandleStatus::unsupported, 0, result.failure.detail};
+        return {result.ok ? FabricHandleStatus::passed : FabricHandleStatus::failed, result.failure.code,
+                result.ok ? "simulated" : result.failure.detail};
+    }
+
     // NCCL's id is 128 bytes, written as hex as the real worker writes it.
     NcclIdLine nccl_id(const LinkCommand&) override { return {true, std::string(256, 'a'), "simulated"}; }
 
