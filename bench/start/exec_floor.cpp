@@ -23,6 +23,8 @@
 // entry and at the end of the work, to be set beside another process's times.
 // The driver is loaded with dlopen: it builds without a CUDA toolkit.
 #include <dlfcn.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -146,11 +148,31 @@ std::string prove_every_gpu(double entered_at_ms) {
     return text + "\n";
 }
 
+// Experimental orders of the child's exit against the exec:
+//   exec-after   the child exits once the parent has exec'd (its end of the pipe gone)
+//   exec-linger  ... and once some process has opened a GPU's device node after that
+//                (the workload attaching), or 2 s at most
+void leave_when(const char* mode, int pipe_end) {
+    int watch = -1;
+    if (std::strcmp(mode, "exec-linger") == 0) {
+        watch = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        for (int i = 0; i < 16; ++i)
+            inotify_add_watch(watch, ("/dev/nvidia" + std::to_string(i)).c_str(), IN_OPEN);
+    }
+    pollfd gone{pipe_end, 0, 0};
+    poll(&gone, 1, 2000);  // POLLERR once the reader is gone
+    if (watch < 0) return;
+    char events[4096];
+    while (read(watch, events, sizeof events) > 0) {}  // opens before the exec were its own
+    pollfd opened{watch, POLLIN, 0};
+    poll(&opened, 1, 2000);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const double entered_at_ms = clock_ms();
-    const bool exec_mode = argc > 2 && std::strcmp(argv[1], "exec") == 0;
+    const bool exec_mode = argc > 2 && std::strncmp(argv[1], "exec", 4) == 0;
     const bool detached = argc > 1 && std::strcmp(argv[1], "detached") == 0;
     if (!exec_mode && !detached) {
         std::fputs(prove_every_gpu(entered_at_ms).c_str(), stdout);
@@ -164,6 +186,7 @@ int main(int argc, char** argv) {
         close(done[0]);
         const std::string line = prove_every_gpu(entered_at_ms);
         if (write(done[1], line.data(), line.size()) < 0) return 1;
+        if (exec_mode && std::strcmp(argv[1], "exec") != 0) leave_when(argv[1], done[1]);
         return 0;  // the teardown of its contexts follows, the parent gone on
     }
     close(done[1]);

@@ -7,9 +7,9 @@ exec), in shuffled rounds with a quiet pause before each:
     bench/start/handoff_anatomy.py PROVISION EXEC_FLOOR [--rounds 15] [--settle-ms 300] [--seed 1]
         [--variant NAME=ENV...]
 
-For each run of `provision -- W`: when the last worker said `done`, when W
-entered main (the parent's time from `done` to the exec, and the exec
-itself), W's cuInit and contexts; for `exec_floor exec W` the same from the
+For each run of `provision -- W`: when W entered main (provision's whole
+time before the exec), W's cuInit and contexts, and, in a build with the
+test hooks (PROVISION_FAULT_INJECTION), when the last worker said `done`; for `exec_floor exec W` the same from the
 comparator's side.  A --variant NAME=K=V,K=V runs provision with those
 environment settings as another command.  Prints a Markdown table of medians
 (min-max), then every run of each command, so that a bimodal one shows.
@@ -119,6 +119,8 @@ def main():
                 rows[name].append(row)
     keys = ["wall_ms", "w_entered_after_ms", "worker_ready_after_ms", "worker_done_after_ms", "done_to_w_entered_ms",
             "cuInit_ms", "contexts_ms", "total_ms", "w_exit_after_work_ms"]
+    # The workers' columns need the test hooks (a build with PROVISION_FAULT_INJECTION); a release build has none.
+    keys = [key for key in keys if any(key in row for rs in rows.values() for row in rs)]
     print("| command | " + " | ".join(keys) + " |")
     print("| --- " * (len(keys) + 1) + "|")
     for name in commands:

@@ -362,6 +362,10 @@ const std::vector<Setting> kSettings = {
     others("NCCL", "NCCL_NET_GDR_C2C", "GPUDirect RDMA over C2C (Grace)"),
     others("NCCL", "NCCL_TOPO_FILE", "a topology file NCCL reads the GPUs' paths to the NICs from"),
     others("NCCL", "NCCL_IBVERBS_LIB", "the libibverbs NCCL opens"),
+    // fabric/: whether NCCL takes multi-node NVLink, and the clique it forms.
+    others("NCCL", "NCCL_MNNVL_ENABLE", "0: NCCL takes no multi-node NVLink (written by provision where its check fails)"),
+    others("NCCL", "NCCL_MNNVL_UUID", "the cluster UUID NCCL groups the ranks by, in place of NVML's"),
+    others("NCCL", "NCCL_MNNVL_CLIQUE_ID", "the clique id NCCL groups the ranks by, in place of NVML's"),
 };
 
 // The hooks tests set, in fault-injection builds alone.
