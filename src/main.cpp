@@ -16,6 +16,7 @@
 #include "app/pipeline.h"
 #include "app/publishing.h"
 #include "app/repeat.h"
+#include "app/stage_settings.h"
 #include "core/error.h"
 #include "core/terminal.h"
 #include "core/termination.h"
@@ -40,7 +41,7 @@ int internal_error(bool json, const char* what, const provision::Options& option
     provision::print_message("", message);
     try {
         if (json) print_json_error(static_cast<int>(ExitCode::internal_error), message);
-        provision::publish_stopped_run(options, provision::Error(ExitCode::internal_error, message));
+        provision::publish_stopped_run(provision::publish_settings(options), provision::Error(ExitCode::internal_error, message));
     } catch (...) {
         // Not even that fits: stderr has said it.
     }
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
     provision::Options options;
     try {
         if (provision::read_command_line(arguments, options) == provision::CommandLineOutcome::answered) return 0;
-        provision::remove_published_files_at_termination(options);
+        provision::remove_published_files_at_termination(options.publish);
         if (options.repeat_interval) provision::run_repeatedly(options);
         return provision::carry_out(provision::plan_run(options), options);
     } catch (const provision::Error& error) {
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
         const bool before_report = error.code() == ExitCode::usage || error.code() == ExitCode::invalid_input;
         if (json && (before_report || options.print_recipes_folder))
             print_json_error(static_cast<int>(error.code()), error.what());
-        if (before_report) provision::publish_stopped_run(options, error);
+        if (before_report) provision::publish_stopped_run(provision::publish_settings(options), error);
         return static_cast<int>(error.code());
     } catch (const std::exception& error) {
         return internal_error(json, error.what(), options);

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "core/publish_targets.h"
 #include "core/states.h"
 #include "core/user_overrides.h"
-#include "gpu/detect.h"
+#include "gpu/detect_options.h"
 #include "net/recipe_fetch.h"
 #include "net/report_post.h"
 #include "network/job_shape.h"
-#include "publish/publish.h"
 
 namespace provision {
 

@@ -20,6 +20,7 @@
 #include "app/validation_step.h"
 #include "app/workload_nccl.h"
 #include "app/run_outcome.h"
+#include "app/stage_settings.h"
 #include "core/terminal.h"
 #include "fabric/fabric_judgement.h"
 #include "fabric/fabric_plan.h"
@@ -62,27 +63,23 @@ const WorkloadSpec& find_workload(const RecipeSet& recipes, const std::string& n
     throw Error(ExitCode::usage, message);
 }
 
-// Where /sys is: in test builds PROVISION_TEST_SYSFS may stand in for it.
-std::string sysfs_root(const Options& options) { return options.test.sysfs.value_or("/sys"); }
-
-Inventory detect(const Options& options) {
-    if (!options.gpu_fixture.empty()) return load_gpu_fixture(options.gpu_fixture, options.detect.cuda_visible_devices);
-    DetectOptions detect_options = options.detect;
-    detect_options.sysfs = sysfs_root(options);
-    if (options.test.kernel_log) detect_options.kernel_log = *options.test.kernel_log;
-    return detect_gpus(detect_options);
+Inventory detect(const DetectionSettings& settings) {
+    if (!settings.gpu_fixture.empty())
+        return load_gpu_fixture(settings.gpu_fixture, settings.detect.cuda_visible_devices);
+    return detect_gpus(settings.detect);
 }
 
 // Detection on a thread of its own from the start: NVML's tens of
 // milliseconds go by while the recipes, the Python and torch's files are
 // read.  Detached, like detection's own probes, so that a run ending early
-// (a bad recipe) never waits for a slow driver.
-std::future<Inventory> start_detection(const Options& options) {
+// (a bad recipe) never waits for a slow driver: the thread owns its copy
+// of the settings.
+std::future<Inventory> start_detection(DetectionSettings settings) {
     std::promise<Inventory> promise;
     auto future = promise.get_future();
-    std::thread([promise = std::move(promise), options]() mutable {
+    std::thread([promise = std::move(promise), settings = std::move(settings)]() mutable {
         try {
-            promise.set_value(detect(options));
+            promise.set_value(detect(settings));
         } catch (...) {
             promise.set_exception(std::current_exception());
         }
@@ -192,10 +189,11 @@ PackageIndex read_packages(const std::vector<std::string>& site_packages, std::v
 
 // The remote recipes' warnings (a cached copy used where the server failed)
 // go to `messages`.
-RecipeSet load_recipes(const Options& options, std::vector<Message>& messages) {
-    const LocalRecipes user_recipes = localize_recipes(options.recipes, options.fetch);
+RecipeSet load_recipes(const std::vector<std::string>& locations, const FetchOptions& fetch,
+                       const std::string& builtin_recipes, std::vector<Message>& messages) {
+    const LocalRecipes user_recipes = localize_recipes(locations, fetch);
     add_messages(messages, Severity::warning, user_recipes.warnings);
-    const std::optional<std::string> builtin_folder = builtin_recipe_folder(options.builtin_recipes);
+    const std::optional<std::string> builtin_folder = builtin_recipe_folder(builtin_recipes);
     try {
         return load_recipes_over_builtins(builtin_folder, user_recipes.paths);
     } catch (const Error& error) {
@@ -204,11 +202,12 @@ RecipeSet load_recipes(const Options& options, std::vector<Message>& messages) {
 }
 
 // Torch's and the candidate extensions' compiled code against the GPUs and
-// the driver, and forward-compatibility libraries on the library path.
-void judge_native_code(const Options& options, const RecipeSet& recipes, const WorkloadSpec& workload,
+// the driver, and forward-compatibility libraries on the library path
+// (the workload's LD_LIBRARY_PATH).
+void judge_native_code(const std::string& library_path, const RecipeSet& recipes, const WorkloadSpec& workload,
                        const std::optional<TorchFiles>& torch, const std::optional<Override>& override_request,
                        PackageIndex& packages, Report& report) {
-    if (auto cudnn = find_torch_cudnn(torch, packages, options.library_path, "/etc/ld.so.conf.d")) {
+    if (auto cudnn = find_torch_cudnn(torch, packages, library_path, "/etc/ld.so.conf.d")) {
         packages.set_cudnn(*cudnn);
         report.cudnn = std::move(cudnn);
     }
@@ -218,7 +217,7 @@ void judge_native_code(const Options& options, const RecipeSet& recipes, const W
     report.native = std::move(compiled.packages);
     report.findings.insert(report.findings.end(), compiled.findings.begin(), compiled.findings.end());
     CompatJudgement compat =
-        judge_compat_libraries(options.library_path, "/etc/ld.so.conf.d", report.inventory, recipes.policy);
+        judge_compat_libraries(library_path, "/etc/ld.so.conf.d", report.inventory, recipes.policy);
     report.findings.insert(report.findings.end(), compat.findings.begin(), compat.findings.end());
     add_messages(report.messages, Severity::note, compat.notes);
 }
@@ -273,17 +272,18 @@ NcclPaths nccl_paths_for(const std::optional<NcclLibrary>& nccl, const Inventory
 // Multi-node NVLink, before the checks: the cliques and whether NCCL would
 // check fabric handles (fabric/fabric_plan.h); IMEX's channels are read only
 // where the fabric is such a domain, so elsewhere nothing is added.
-FabricReport plan_fabric_stage(const Options& options, const Inventory& inventory, NcclFacts& nccl, int job_nodes) {
+FabricReport plan_fabric_stage(const std::map<std::string, std::string>& environment, const SystemFolders& folders,
+                               const Inventory& inventory, NcclFacts& nccl, int job_nodes) {
     const auto variable = [&](const char* name) -> std::optional<std::string> {
-        const auto it = options.process_environment.find(name);
-        return it == options.process_environment.end() ? std::nullopt : std::optional<std::string>(it->second);
+        const auto it = environment.find(name);
+        return it == environment.end() ? std::nullopt : std::optional<std::string>(it->second);
     };
     FabricReport fabric = plan_fabric(
         inventory, nccl.paths, nccl.library.has_value(),
         mnnvl_settings(variable("NCCL_MNNVL_ENABLE"), variable("NCCL_MNNVL_UUID"), variable("NCCL_MNNVL_CLIQUE_ID")),
         job_nodes);
     if (fabric.ran)
-        fabric.imex = read_imex_channels(options.test.proc.value_or("/proc"), options.test.device_folder.value_or("/dev"));
+        fabric.imex = read_imex_channels(folders.proc, folders.devices);
     nccl.fabric_handle_check = fabric.nccl_checks;
     return fabric;
 }
@@ -292,12 +292,14 @@ FabricReport plan_fabric_stage(const Options& options, const Inventory& inventor
 
 Plan plan_run(const Options& options, RoundMemory memory) {
     PhaseClock clock;
-    ValidationStep validation(options, memory.proofs);  // every expected GPU's worker opens it from now on
-    std::future<Inventory> detection = start_detection(options);
+    const SystemFolders folders = system_folders(options);
+    // every expected GPU's worker opens it from now on
+    ValidationStep validation(validation_settings(options), memory.proofs);
+    std::future<Inventory> detection = start_detection(detection_settings(options));
     NetworkStep network(options);  // on several nodes (or for labels) the network is read from now on
     Plan plan;
     Report& report = plan.report;
-    plan.recipes = load_recipes(options, report.messages);
+    plan.recipes = load_recipes(options.recipes, options.fetch, options.builtin_recipes, report.messages);
     const RecipeSet& recipes = plan.recipes;
     const WorkloadSpec& workload = find_workload(recipes, options.workload);
     report.workload = workload.name;
@@ -309,7 +311,9 @@ Plan plan_run(const Options& options, RoundMemory memory) {
     PackageIndex packages = read_packages(report.python.site_packages, report.messages);
     reject_other_python_builds(report.python, recipes, workload, packages, report.findings);
     const std::optional<TorchFiles> torch = read_torch_files(report.python.site_packages);
-    NcclFacts nccl{find_workload_nccl(options, report.python.site_packages, packages), {}};
+    NcclFacts nccl{
+        find_workload_nccl(options.library_path, options.test.system_libraries, report.python.site_packages, packages),
+        {}};
     clock.mark(Phase::python);
 
     report.inventory = detection.get();
@@ -321,11 +325,12 @@ Plan plan_run(const Options& options, RoundMemory memory) {
     nccl.paths = nccl_paths_for(nccl.library, report.inventory, options.process_environment);
     clock.mark(Phase::detection);
     network.finish(report, recipes.policy, clock);
-    report.fabric = plan_fabric_stage(options, report.inventory, nccl, report.job.nodes);
+    report.fabric =
+        plan_fabric_stage(options.process_environment, folders, report.inventory, nccl, report.job.nodes);
     if (report.fabric.ran) clock.mark(Phase::fabric);
 
     const auto override_request = read_override(options.overrides, options.process_environment, workload, recipes);
-    judge_native_code(options, recipes, workload, torch, override_request, packages, report);
+    judge_native_code(options.library_path, recipes, workload, torch, override_request, packages, report);
     clock.mark(Phase::compiled_code);
 
     const Decision first = select_mechanism(report.inventory, recipes, workload, packages, override_request, {});
@@ -339,7 +344,7 @@ Plan plan_run(const Options& options, RoundMemory memory) {
     report.formats = decide_formats(report.inventory, recipes, workload, report.decision.mechanism, packages,
                                     verdicts, options.overrides);
     report.pod = assess_pod(report.inventory, recipes, workload, copies, nccl, UserValues(options.process_environment),
-                            sysfs_root(options));
+                            folders.sysfs);
     report.findings.insert(report.findings.end(), report.pod.findings.begin(), report.pod.findings.end());
     judge_fabric(report.fabric, report.inventory, nccl.library, copies.fabric_handles, recipes.pod, recipes.policy,
                  UserValues(options.process_environment), options.apply_workarounds);
@@ -379,7 +384,8 @@ int carry_out(Plan plan, const Options& options) {
         }
     }
     clock.mark(Phase::total);
-    publish_finished_run(plan, options);
+    const PublishSettings publishing = publish_settings(options);
+    publish_finished_run(plan, publishing);
     std::fputs(terminal_lines(render_summary(report, options.explain)).c_str(), stderr);
     const std::string json = render_json(report);
     // Under --repeat one report a round, each on a line of its own (JSON Lines).
@@ -392,7 +398,7 @@ int carry_out(Plan plan, const Options& options) {
         const std::string why = fmt::format("cannot write the JSON report to stdout: {}", std::strerror(errno));
         print_message(options.command.empty() ? "error" : "warning", why);
         if (options.command.empty() && plan.exit_code == ExitCode::ok)
-            publish_exit_code(plan, options, ExitCode::io_failure);
+            publish_exit_code(plan, publishing, ExitCode::io_failure);
     }
     std::fflush(stderr);
     send_report(options.report_post, json);
@@ -404,7 +410,7 @@ int carry_out(Plan plan, const Options& options) {
     try {
         exec_workload(command, report.env, options.search_path);
     } catch (const Error& error) {
-        publish_exit_code(plan, options, error.code());  // 126 or 127: what the process exits with
+        publish_exit_code(plan, publishing, error.code());  // 126 or 127: what the process exits with
         throw;
     }
 }

@@ -10,6 +10,7 @@
 
 #include "app/pipeline.h"
 #include "app/publishing.h"
+#include "app/stage_settings.h"
 #include "app/validation_step.h"
 #include "core/terminal.h"
 #include "core/process_clock.h"
@@ -29,7 +30,7 @@ void stop_round(const Options& options, const Error& error, const char* what) {
         std::fputs(render_json_error(static_cast<int>(error.code()), error.what()).c_str(), stdout);
         std::fflush(stdout);
     }
-    publish_stopped_run(options, error);
+    publish_stopped_run(publish_settings(options), error);
 }
 
 // One round: the whole run, its failure published as a stopped run.

@@ -17,25 +17,12 @@
 namespace provision {
 namespace {
 
-ValidationOptions validation_options(const Options& options) {
-    ValidationOptions validation;
-    validation.mode = options.validate;
-    validation.timeout_s = options.validate_timeout_s;
-    validation.open_timeout_s = std::chrono::duration<double>(options.detect.time_limit).count();
-    validation.worker_processes = options.worker_processes;
-    validation.cuda_library = options.detect.cuda_library;
-    validation.fault = options.test.fault;
-    validation.simulate = options.test.simulate_workers;
-    validation.timeline = options.test.worker_timeline;
-    return validation;
-}
-
 // Where the GPUs' device nodes are: /dev; in test builds the folder
 // PROVISION_TEST_DEV names, and none for a simulated worker without it (the
 // fake driver's machine, not this one's).
-std::string device_folder(const Options& options, bool simulate) {
-    if (options.test.device_folder) return *options.test.device_folder;
-    if (simulate) return {};
+std::string device_folder(const ValidationSettings& settings) {
+    if (settings.device_folder) return *settings.device_folder;
+    if (settings.workers.simulate) return {};
     return "/dev";
 }
 
@@ -88,19 +75,18 @@ const ProofMemory::Proof* ProofMemory::find(const std::string& uuid) const {
 
 void ProofMemory::remember(const std::string& uuid, Proof proof) { proofs_[uuid] = std::move(proof); }
 
-ValidationStep::ValidationStep(const Options& options, ProofMemory* proofs)
-    : validation_(validation_options(options)), validate_off_by_(options.validate_off_by),
-      nvml_library_(options.detect.nvml_library), proofs_(proofs),
-      workers_(validation_) {
-    can_validate_ = options.validate != ValidateMode::off && options.gpu_fixture.empty() &&
+ValidationStep::ValidationStep(const ValidationSettings& settings, ProofMemory* proofs)
+    : validation_(settings.workers), validate_off_by_(settings.off_by), nvml_library_(settings.nvml_library),
+      proofs_(proofs), workers_(validation_) {
+    can_validate_ = validation_.mode != ValidateMode::off && !settings.simulated_machine &&
                     (kernels::kernels_available() || validation_.simulate);
-    every_mechanism_ = options.publish.any();
+    every_mechanism_ = settings.every_mechanism;
     if (!can_validate_ || proofs_) return;  // --repeat: no GPU is opened before NVML says it is idle
-    const std::optional<std::string>& visible = options.detect.cuda_visible_devices;
+    const std::optional<std::string>& visible = settings.cuda_visible_devices;
     // Every GPU's worker from the start: each opens its GPU (the driver's
     // cuInit and context, most of a start's cost) while the rest is read.
     std::vector<WorkerTarget> expected;
-    for (const std::string& entry : expected_gpu_entries(visible, count_gpu_device_nodes(device_folder(options, validation_.simulate))))
+    for (const std::string& entry : expected_gpu_entries(visible, count_gpu_device_nodes(device_folder(settings))))
         expected.push_back({static_cast<int>(expected.size()), entry, {}});
     workers_.keep(expected);
 }

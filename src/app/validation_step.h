@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "app/options.h"
 #include "gpu/copy_check.h"
 #include "gpu/inventory.h"
 #include "pod/pod.h"
@@ -43,12 +42,23 @@ private:
     std::map<std::string, Proof> proofs_;
 };
 
+// What the validate stage is handed (app/stage_settings.h builds it).
+struct ValidationSettings {
+    ValidationOptions workers;                          // how the GPU workers run
+    std::string off_by;                                 // what turned validation off, for the skip reason
+    std::string nvml_library;                           // the link error counters are read again through it
+    std::optional<std::string> cuda_visible_devices;    // the workload's: which GPUs it is expected to see
+    bool simulated_machine = false;                     // a GPU fixture: nothing to open
+    bool every_mechanism = false;                       // labels or metrics: prove every mechanism's hardware path
+    std::optional<std::string> device_folder;           // PROVISION_TEST_DEV: in place of /dev
+};
+
 class ValidationStep {
 public:
     // Starts a worker for every GPU the workload is expected to see
     // (validate/expected_gpus.h) when validation will run; with `proofs`
     // (--repeat) only once detection has said which GPUs are idle.
-    explicit ValidationStep(const Options& options, ProofMemory* proofs = nullptr);
+    explicit ValidationStep(const ValidationSettings& settings, ProofMemory* proofs = nullptr);
 
     // One worker per visible GPU, each seeing that GPU alone (under --repeat
     // each idle one); none when no check can run on this inventory.

@@ -19,14 +19,16 @@ std::string folder_of(const std::string& metadata) {  // ".../site-packages/torc
 
 }  // namespace
 
-std::optional<NcclLibrary> find_workload_nccl(const Options& options, const std::vector<std::string>& site_packages,
+std::optional<NcclLibrary> find_workload_nccl(const std::string& library_path,
+                                              const std::optional<std::string>& system_libraries,
+                                              const std::vector<std::string>& site_packages,
                                               const PackageIndex& packages) {
     NcclSearch search;
     search.site_packages = site_packages;
     if (const InstalledPackage* torch = packages.find("torch")) search.torch_site = folder_of(torch->location);
-    search.ld_library_path = options.library_path;
+    search.ld_library_path = library_path;
     search.default_folders = native::default_loader_folders();
-    if (const auto& folders = options.test.system_libraries) {
+    if (const auto& folders = system_libraries) {
         search.ld_so_conf_dir.clear();
         search.default_folders.clear();
         for (const auto& folder : native::split(*folders, ':'))

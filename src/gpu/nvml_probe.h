@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/detect_options.h"  // NvmlAfterReading
 #include "gpu/inventory.h"
 
 namespace provision {
@@ -40,13 +41,6 @@ struct CudaEnvironment {
     std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES
     std::optional<std::string> device_order;     // CUDA_DEVICE_ORDER
 };
-
-// What becomes of NVML once the GPUs are read: shut down (its descriptors
-// closed) beside the rest of the run, as a workload about to be exec'd or
-// the next round of --repeat needs, or left for the process's exit to close,
-// which saves a run that ends after its report the wait for nvmlShutdown
-// (about 5 ms on an H200, the end of a --no-validate start).
-enum class NvmlAfterReading { shut_down, left_to_exit };
 
 // Never throws: every failure is a note in the report.  Health signals are
 // read with optional functions: one the driver lacks, or that answers

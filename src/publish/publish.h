@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/publish_targets.h"
 #include "publish/published_run.h"
 
 namespace provision {
@@ -18,22 +19,6 @@ namespace provision {
 // The prefix of every label when no recipe sets [node_labels] prefix:
 // outside kubernetes.io, and a single DNS label, so it claims no one's domain.
 inline constexpr std::string_view kDefaultLabelPrefix = "provision";
-
-struct PublishTargets {
-    std::string node_labels;  // --node-labels: the NFD feature file; "" writes none
-    std::string metrics;      // --metrics: the node-exporter textfile (*.prom); "" writes none
-    // Kept fresh (--repeat): the labels say when NFD must drop them if no
-    // later round has replaced them (the process killed without SIGTERM).
-    std::optional<std::chrono::seconds> labels_expire_after;
-    // --repeat: when this round began, in milliseconds after the process
-    // started, so the phase metrics count from the round, not the process.
-    double round_started_ms = 0;
-    // Each file written is removed when a signal stops provision (while it
-    // is still that file): src/core/termination.
-    bool remove_at_termination = false;
-
-    bool any() const { return !node_labels.empty() || !metrics.empty(); }
-};
 
 // The label prefix `recipes` set, the default without one.  The recipe
 // loader refuses a prefix Kubernetes would refuse (an empty one included),
