@@ -1,6 +1,7 @@
 #include "worker/nccl_log.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,19 @@ std::string word_after(std::string_view line, std::string_view marker) {
     return std::string(rest.substr(0, rest.find_first_of(" \t\r")));
 }
 
+// "MNNVL 1 cliqueId 7ffe cliqueSize 8 cliqueRank 2" (NVIDIA/nccl src/mnnvl.cc).
+std::optional<NcclLogFacts::MnnvlClique> mnnvl_line(std::string_view line) {
+    const auto at = line.find("NCCL INFO MNNVL 1 cliqueId ");
+    if (at == std::string_view::npos) return std::nullopt;
+    const std::string rest(line.substr(at + std::string_view("NCCL INFO ").size()));
+    unsigned id = 0;
+    int size = 0, rank = 0;
+    if (std::sscanf(rest.c_str(), "MNNVL 1 cliqueId %x cliqueSize %d cliqueRank %d", &id, &size, &rank) != 3)
+        return std::nullopt;
+    if (size < 1 || size > (1 << 20) || rank < 0 || rank >= size) return std::nullopt;
+    return NcclLogFacts::MnnvlClique{id, size, rank};
+}
+
 std::mutex log_mutex;
 std::string log_path;  // set once turned on
 
@@ -39,6 +53,7 @@ NcclLogFacts read_nccl_log(std::string_view text, std::size_t max_lines) {
         if (line.find("NCCL INFO") == std::string_view::npos) continue;
         if (facts.network.empty()) facts.network = word_after(line, "Using network ");
         if (facts.socket_interface.empty()) facts.socket_interface = word_after(line, "NET/Socket : Using [0]");
+        if (!facts.mnnvl) facts.mnnvl = mnnvl_line(line);
         if (line.find("Channel ") == std::string_view::npos) continue;
         const std::string transport = word_after(line, " via ");
         if (transport.empty()) continue;
@@ -53,10 +68,18 @@ NcclLogFacts read_nccl_log(std::string_view text, std::size_t max_lines) {
     return facts;
 }
 
+bool took_mnnvl(const NcclLogFacts& facts) {
+    return facts.mnnvl && std::any_of(facts.transports.begin(), facts.transports.end(),
+                                      [](const auto& seen) { return seen.first.starts_with("P2P/MNNVL"); });
+}
+
 std::string transport_summary(const NcclLogFacts& facts) {
     std::string out;
+    if (took_mnnvl(facts))
+        out = fmt::format("MNNVL (clique {:x} of {} GPUs): ", facts.mnnvl->id, facts.mnnvl->size);
+    const std::size_t head = out.size();
     for (const auto& [transport, count] : facts.transports)
-        out += fmt::format("{}{} ({} connection{})", out.empty() ? "" : ", ", echoed(transport), count,
+        out += fmt::format("{}{} ({} connection{})", out.size() == head ? "" : ", ", echoed(transport), count,
                            count == 1 ? "" : "s");
     // The socket interface matters only where a channel goes over it.
     const bool over_sockets = std::any_of(facts.transports.begin(), facts.transports.end(),

@@ -9,11 +9,13 @@
 // monotonic clock to $PROVISION_FAKE_CUDA_CONTEXT_LOG, so a test can count
 // how many were under way at once.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -419,6 +421,11 @@ FAKE_EXPORT cuda::Result cuMemExportToShareableHandle(void* shareable, std::uint
         std::memset(bytes, 0, kFabricHandleBytes);
         std::memcpy(bytes, kFabricMark, sizeof kFabricMark - 1);
         std::memcpy(bytes + 16, &handle, sizeof handle);
+        // The exporting process: another process's import needs it alive,
+        // as IMEX needs the exporter's allocation (one node's worker
+        // exports, another node's imports: the proof across nodes).
+        const std::int64_t exporter = getpid();
+        std::memcpy(bytes + 24, &exporter, sizeof exporter);
         return cuda::SUCCESS;
     }
     const int fd = memfd_create("fake-cumem", MFD_CLOEXEC);
@@ -430,6 +437,10 @@ FAKE_EXPORT cuda::Result cuMemExportToShareableHandle(void* shareable, std::uint
 FAKE_EXPORT cuda::Result cuMemImportFromShareableHandle(std::uint64_t* handle, void* os_handle, int type) {
     if (handle && os_handle && type == kFabric) {
         if (std::memcmp(os_handle, kFabricMark, sizeof kFabricMark - 1) != 0) return static_cast<cuda::Result>(400);  // not one an export made
+        std::int64_t exporter = 0;
+        std::memcpy(&exporter, static_cast<const unsigned char*>(os_handle) + 24, sizeof exporter);
+        if (exporter <= 0 || (exporter != getpid() && kill(static_cast<pid_t>(exporter), 0) != 0 && errno == ESRCH))
+            return static_cast<cuda::Result>(400);  // the exporter and its allocation are gone
         if (const auto code = failure_of("cuMemImportFromShareableHandle.fabric")) return code;
         *handle = next_handle++;
         return cuda::SUCCESS;

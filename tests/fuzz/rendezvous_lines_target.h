@@ -5,17 +5,21 @@
 // no sanitizer report" it checks that no line passes 1,024 bytes with its
 // newline, that the lines read are the input's own, that numbers keep their
 // bounds, and that ranges read back are ascending, bounded and written
-// again to the same ranks.
+// again to the same ranks.  The fabric exchange's lines
+// (network/fabric_exchange.h) are read too: one that parses is written again
+// within a line and reads back the same.
 #pragma once
 
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "fuzz/fuzz_support.h"
+#include "network/fabric_exchange.h"
 #include "network/wire.h"
 
 namespace fuzz::rendezvous_lines {
@@ -37,6 +41,43 @@ inline void check_words(std::string_view line) {
         FUZZ_CHECK(again.size() <= kMostLineBytes);
         const auto back = parse_rank_ranges(again, 1 << 20, 16);
         FUZZ_CHECK(back && *back == *ranks);
+    }
+}
+
+// A line that parses is written again within one line, and reads back the same.
+template <typename Parsed>
+std::optional<Parsed> again(const std::string& written, std::optional<Parsed> (*parse)(std::string_view)) {
+    FUZZ_CHECK(!written.empty() && written.back() == '\n' && written.size() <= provision::network::kMostLineBytes);
+    return parse(std::string_view(written).substr(0, written.size() - 1));
+}
+
+inline void check_fabric_lines(std::string_view line) {
+    using namespace provision::network;
+    constexpr int kNodes = 1 << 20;
+    if (const auto clique = parse_clique_line(line)) {
+        const auto back = again(format_clique_line(*clique), &parse_clique_line);
+        FUZZ_CHECK(back && *back == *clique);
+    }
+    if (const auto importer = parse_export_line(line, kNodes)) {
+        FUZZ_CHECK(*importer >= 0 && *importer < kNodes);
+        const std::string written = format_export_line(*importer);
+        FUZZ_CHECK(parse_export_line(std::string_view(written).substr(0, written.size() - 1), kNodes) == importer);
+    }
+    if (const auto handle = parse_handle_line(line)) {
+        FUZZ_CHECK(handle->handle.empty() || handle->handle.size() == kFabricHandleDigits);
+        const auto back = again(format_handle_line(*handle), &parse_handle_line);
+        FUZZ_CHECK(back && back->handle == handle->handle);
+    }
+    if (const auto import = parse_import_line(line, kNodes)) {
+        FUZZ_CHECK(import->handle.size() == kFabricHandleDigits);
+        const std::string written = format_import_line(*import);
+        FUZZ_CHECK(written.size() <= kMostLineBytes);
+        const auto back = parse_import_line(std::string_view(written).substr(0, written.size() - 1), kNodes);
+        FUZZ_CHECK(back && back->exporter == import->exporter && back->handle == import->handle);
+    }
+    if (const auto imported = parse_imported_line(line)) {
+        const auto back = again(format_imported_line(*imported), &parse_imported_line);
+        FUZZ_CHECK(back && back->outcome == imported->outcome && back->cuda_error == imported->cuda_error);
     }
 }
 
@@ -63,6 +104,7 @@ inline void one_input(std::string_view input) {
         FUZZ_CHECK(line.find('\n') == std::string::npos);
         seen += line + "\n";
         check_words(line);
+        check_fabric_lines(line);
     }
     FUZZ_CHECK(read != LineReader::Read::nothing_yet || sent < input.size());
     FUZZ_CHECK(input.substr(0, seen.size()) == seen);
