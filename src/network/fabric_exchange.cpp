@@ -12,16 +12,6 @@ constexpr std::size_t kMostWhyBytes = 512;
 constexpr std::int64_t kMostCliqueId = 0xffffffffll;  // nvmlGpuFabricInfo_t cliqueId: unsigned int
 constexpr std::int64_t kMostCudaError = 100000;        // CUresult codes stay below 1000 today
 
-// The rest of a line after its first `skip` words.
-std::string_view rest_after(std::string_view line, int skip) {
-    for (int i = 0; i < skip; ++i) {
-        const std::size_t space = line.find(' ');
-        if (space == std::string_view::npos) return {};
-        line.remove_prefix(space + 1);
-    }
-    return line;
-}
-
 std::string why_of(std::string_view why) { return printable(why.empty() ? "-" : why, kMostWhyBytes); }
 
 bool is_cluster_uuid(std::string_view text) {

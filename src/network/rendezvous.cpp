@@ -50,16 +50,6 @@ constexpr std::size_t kMostReasonBytes = 512;
 
 std::string reason(std::string_view why) { return printable(why.empty() ? "-" : why, kMostReasonBytes); }
 
-// The rest of a line after its first `skip` words.
-std::string_view rest_after(std::string_view line, int skip) {
-    for (int i = 0; i < skip; ++i) {
-        const std::size_t space = line.find(' ');
-        if (space == std::string_view::npos) return {};
-        line.remove_prefix(space + 1);
-    }
-    return line;
-}
-
 // Listening on every address, IPv6 and IPv4 together where the host has IPv6.
 Socket listen_on(std::uint16_t port, std::string& why) {
     Socket socket(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));

@@ -189,4 +189,13 @@ std::optional<std::vector<int>> parse_rank_ranges(std::string_view text, int bel
     return ranks;
 }
 
+std::string_view rest_after(std::string_view line, int skip) {
+    for (int i = 0; i < skip; ++i) {
+        const std::size_t space = line.find(' ');
+        if (space == std::string_view::npos) return {};
+        line.remove_prefix(space + 1);
+    }
+    return line;
+}
+
 }  // namespace provision::network

@@ -67,6 +67,9 @@ std::vector<std::string_view> words_of(std::string_view line);
 // A whole decimal number within [low, high]; nullopt for anything else.
 std::optional<std::int64_t> bounded_number(std::string_view text, std::int64_t low, std::int64_t high);
 
+// The rest of a line after its first `skip` words.
+std::string_view rest_after(std::string_view line, int skip);
+
 // Lowercase hexadecimal digits alone, of an even length from 2 to `most`.
 bool is_hex(std::string_view text, std::size_t most);
 

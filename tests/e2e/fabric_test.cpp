@@ -14,9 +14,13 @@
 #include <fmt/format.h>
 
 #include "harness.h"
+#include "nccl_venv.h"
 #include "support/reliability_record.h"
 
 using e2e::TempDir;
+using e2e::skip_without_prerequisites;
+using e2e::test_data;
+using e2e::torch_venv;
 using e2e::findings_of;
 using e2e::has;
 
@@ -25,44 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kCluster = "0123456789abcdef0123456789abcdef";
-
-std::string test_data(const std::string& file) { return std::string(PROVISION_NATIVE_TEST_DATA) + "/" + file; }
-
-bool skip_without_prerequisites() {
-    if (!PROVISION_FAULT_INJECTION) {
-        WARN("skipped: built without fault injection (PROVISION_FAULT_INJECTION=OFF), so no simulated worker");
-        return true;
-    }
-    if (!PROVISION_NATIVE_HAVE_CUDA_DATA) {
-        WARN("skipped: no nvcc to build a CUDA torch library for the venv");
-        return true;
-    }
-    return false;
-}
-
-void write_dist_info(const std::string& site, const std::string& name, const std::string& version) {
-    const std::string folder = fmt::format("{}/{}-{}.dist-info", site, name, version);
-    fs::create_directories(folder);
-    e2e::write_file(folder + "/METADATA", fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
-}
-
-// A venv whose torch carries the nvidia-nccl-cu13 wheel (NCCL 2.28.9: cuMem on).
-std::string venv(const TempDir& dir) {
-    const std::string root = dir.file("venv");
-    if (fs::exists(root + "/bin/python3")) return root + "/bin/python3";  // a second run in the same folder
-    const std::string site = root + "/lib/python3.12/site-packages";
-    fs::create_directories(site + "/torch/lib");
-    write_dist_info(site, "torch", "2.11.0+cu130");
-    e2e::write_file(site + "/torch/version.py", "__version__ = '2.11.0+cu130'\ncuda: Optional[str] = '13.0'\n");
-    fs::copy_file(test_data("cuda/libtorch_cuda.so"), site + "/torch/lib/libtorch_cuda.so");
-    write_dist_info(site, "nvidia_nccl_cu13", "2.28.9");
-    fs::create_directories(site + "/nvidia/nccl/lib");
-    fs::copy_file(test_data("nccl/wheel/nccl_wheel.so"), site + "/nvidia/nccl/lib/libnccl.so.2");
-    fs::create_directories(root + "/bin");
-    e2e::write_file(root + "/pyvenv.cfg", "home = /nonexistent/bin\nversion = 3.12.3\n");
-    e2e::write_file(root + "/bin/python3", "#!/bin/sh\n");
-    return root + "/bin/python3";
-}
 
 // A tray: four GPUs whose fabric is set up, in cluster kCluster and
 // clique 7 (`cluster` false: zero, as on HGX), healthy; `faults` more.
@@ -109,7 +75,8 @@ e2e::Result run(const TempDir& dir, const std::string& machine_file, std::map<st
                                               {"PATH", dir.file("no-bin")},
                                               {"HOME", dir.file("no-home")}};
     for (auto& [name, value] : extra) env[name] = value;
-    std::vector<std::string> all = {"--check", "--json", "--python", venv(dir), "--env-file", dir.file("env")};
+    std::vector<std::string> all = {"--check", "--json", "--python", torch_venv(dir, true),
+                                    "--env-file", dir.file("env")};
     all.insert(all.end(), args.begin(), args.end());
     return e2e::provision(all, env);
 }

@@ -23,57 +23,21 @@
 #include <fmt/format.h>
 
 #include "harness.h"
+#include "nccl_venv.h"
 #include "network/rendezvous.h"
 #include "support/proc_file.h"
 #include "support/reliability_record.h"
 
 using e2e::TempDir;
+using e2e::skip_without_prerequisites;
+using e2e::test_data;
+using e2e::torch_venv;
 using e2e::findings_of;
 using e2e::has;
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string test_data(const std::string& file) { return std::string(PROVISION_NATIVE_TEST_DATA) + "/" + file; }
-
-bool skip_without_prerequisites() {
-    if (!PROVISION_FAULT_INJECTION) {
-        WARN("skipped: built without fault injection (PROVISION_FAULT_INJECTION=OFF), so no simulated worker");
-        return true;
-    }
-    if (!PROVISION_NATIVE_HAVE_CUDA_DATA) {
-        WARN("skipped: no nvcc to build a CUDA torch library for the venv");
-        return true;
-    }
-    return false;
-}
-
-void write_dist_info(const std::string& site, const std::string& name, const std::string& version) {
-    const std::string folder = fmt::format("{}/{}-{}.dist-info", site, name, version);
-    fs::create_directories(folder);
-    e2e::write_file(folder + "/METADATA", fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", name, version));
-}
-
-// A venv whose torch 2.11 (CUDA 13.0) carries the nvidia-nccl-cu13 2.28.9
-// wheel when `wheel`; returns its python.
-std::string venv(const TempDir& dir, bool wheel) {
-    const std::string root = dir.file("venv");
-    const std::string site = root + "/lib/python3.12/site-packages";
-    fs::create_directories(site + "/torch/lib");
-    write_dist_info(site, "torch", "2.11.0+cu130");
-    e2e::write_file(site + "/torch/version.py", "__version__ = '2.11.0+cu130'\ncuda: Optional[str] = '13.0'\n");
-    fs::copy_file(test_data("cuda/libtorch_cuda.so"), site + "/torch/lib/libtorch_cuda.so");
-    if (wheel) {
-        write_dist_info(site, "nvidia_nccl_cu13", "2.28.9");
-        fs::create_directories(site + "/nvidia/nccl/lib");
-        fs::copy_file(test_data("nccl/wheel/nccl_wheel.so"), site + "/nvidia/nccl/lib/libnccl.so.2");
-    }
-    fs::create_directories(root + "/bin");
-    e2e::write_file(root + "/pyvenv.cfg", "home = /nonexistent/bin\nversion = 3.12.3\n");
-    e2e::write_file(root + "/bin/python3", "#!/bin/sh\n");
-    return root + "/bin/python3";
-}
 
 // Two H100s joined by NV18, driver 580 (CUDA 13.0), with `faults` for the
 // fakes and `gpu0_health` as GPU 0's [gpus.health].
@@ -120,7 +84,7 @@ std::map<std::string, std::string> nccl_settings(const TempDir& dir) {
 TEST_CASE("nccl: the wheel beside torch is read, and the pair is checked the way it shares memory", "[nccl]") {
     if (skip_without_prerequisites()) return;
     TempDir dir;
-    const auto result = run(dir, venv(dir, true), machine(dir, ""), {}, {"--explain"});
+    const auto result = run(dir, torch_venv(dir, true), machine(dir, ""), {}, {"--explain"});
     INFO(result.err);
     CHECK(result.exit_code == 0);
     const auto report = e2e::report(result);
@@ -152,7 +116,7 @@ TEST_CASE("nccl: an old NCCL of the system's takes legacy IPC, and none checks n
         const std::string system = dir.file("system-lib");
         fs::create_directories(system);
         fs::copy_file(test_data("nccl/system/nccl_system.so"), system + "/libnccl.so.2");
-        const auto result = run(dir, venv(dir, false), machine(dir, ""), {{"PROVISION_TEST_SYSTEM_LIBRARIES", system}});
+        const auto result = run(dir, torch_venv(dir, false), machine(dir, ""), {{"PROVISION_TEST_SYSTEM_LIBRARIES", system}});
         INFO(result.err);
         const auto report = e2e::report(result);
         CHECK(report["nccl"]["version"] == "2.18.5");
@@ -166,7 +130,7 @@ TEST_CASE("nccl: an old NCCL of the system's takes legacy IPC, and none checks n
     }
     SECTION("NCCL_CUMEM_ENABLE=0 in the environment") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, ""), {{"NCCL_CUMEM_ENABLE", "0"}});
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, ""), {{"NCCL_CUMEM_ENABLE", "0"}});
         INFO(result.err);
         const auto report = e2e::report(result);
         CHECK(report["nccl"]["peer_path"] == "legacy-ipc");
@@ -175,7 +139,7 @@ TEST_CASE("nccl: an old NCCL of the system's takes legacy IPC, and none checks n
     }
     SECTION("no NCCL: no nccl entry, the legacy path as CUDA programs take it") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, false), machine(dir, ""));
+        const auto result = run(dir, torch_venv(dir, false), machine(dir, ""));
         INFO(result.err);
         const auto report = e2e::report(result);
         CHECK_FALSE(report.contains("nccl"));
@@ -190,7 +154,7 @@ TEST_CASE("nccl: cuMem sharing fails where legacy IPC works: NCCL_CUMEM_ENABLE=0
     const std::string failing = "failing_calls = [{ function = \"cuMemImportFromShareableHandle\", gpu = 1, error = 101 }]";
     SECTION("written") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, failing));
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, failing));
         INFO(result.err);
         CHECK(result.exit_code == 0);
         const auto report = e2e::report(result);
@@ -212,7 +176,7 @@ TEST_CASE("nccl: cuMem sharing fails where legacy IPC works: NCCL_CUMEM_ENABLE=0
     }
     SECTION("the user's own value stays") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, failing), {{"NCCL_CUMEM_ENABLE", "1"}});
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, failing), {{"NCCL_CUMEM_ENABLE", "1"}});
         INFO(result.err);
         const auto report = e2e::report(result);
         const auto findings = findings_of(report, "cumem_p2p_failed");
@@ -225,7 +189,7 @@ TEST_CASE("nccl: cuMem sharing fails where legacy IPC works: NCCL_CUMEM_ENABLE=0
 TEST_CASE("nccl: both paths fail: the pair is broken and NCCL is told to leave P2P alone", "[nccl]") {
     if (skip_without_prerequisites()) return;
     TempDir dir;
-    const auto result = run(dir, venv(dir, true),
+    const auto result = run(dir, torch_venv(dir, true),
                             machine(dir, "failing_calls = [{ function = \"cuMemImportFromShareableHandle\", gpu = 1, "
                                          "error = 101 }, { function = \"cuIpcOpenMemHandle_v2\", gpu = 1, error = 999 }]"));
     INFO(result.err);
@@ -245,7 +209,7 @@ TEST_CASE("nccl: both paths fail: the pair is broken and NCCL is told to leave P
 TEST_CASE("nccl: cuMem host memory at the NUMA node fails: NCCL_CUMEM_HOST_ENABLE=0", "[nccl]") {
     if (skip_without_prerequisites()) return;
     TempDir dir;
-    const auto result = run(dir, venv(dir, true),
+    const auto result = run(dir, torch_venv(dir, true),
                             machine(dir, "failing_calls = [{ function = \"cuMemCreate.host_numa\", gpu = 0, error = 217 }]"));
     INFO(result.err);
     CHECK(result.exit_code == 0);
@@ -267,7 +231,7 @@ TEST_CASE("nccl: cuMem host memory at the NUMA node fails: NCCL_CUMEM_HOST_ENABL
 TEST_CASE("nccl: an NVSwitch fabric not set up is a failed GPU that names the fabric manager", "[nccl][fabric]") {
     if (skip_without_prerequisites()) return;
     TempDir dir;
-    const auto result = run(dir, venv(dir, true), machine(dir, "fabric_states = [\"in-progress\", \"completed\"]"));
+    const auto result = run(dir, torch_venv(dir, true), machine(dir, "fabric_states = [\"in-progress\", \"completed\"]"));
     INFO(result.err);
     CHECK(result.exit_code == 5);
     const auto report = e2e::report(result);
@@ -285,7 +249,7 @@ TEST_CASE("nccl: an NVSwitch fabric not set up is a failed GPU that names the fa
 TEST_CASE("nccl: CUDA's error 802 names the fabric manager", "[nccl][fabric]") {
     if (skip_without_prerequisites()) return;
     TempDir dir;
-    const auto result = run(dir, venv(dir, true), machine(dir, "cuda_init_error = 802"));
+    const auto result = run(dir, torch_venv(dir, true), machine(dir, "cuda_init_error = 802"));
     INFO(result.err);
     CHECK(result.exit_code == 5);
     const auto report = e2e::report(result);
@@ -309,7 +273,7 @@ TEST_CASE("nccl: the host's NUMA nodes and IOMMU groups, read from sysfs", "[ncc
         fs::create_directories(sys + "/bus/pci/devices/" + bus + "/iommu_group");
         e2e::write_file(sys + "/bus/pci/devices/" + bus + "/iommu_group/type", "DMA-FQ\n");
     }
-    const auto result = run(dir, venv(dir, true), machine(dir, ""),
+    const auto result = run(dir, torch_venv(dir, true), machine(dir, ""),
                             {{"PROVISION_TEST_SYSFS", sys}, {"PROVISION_TEST_FAULT", "link=wrong-bytes"}});
     INFO(result.err);
     const auto report = e2e::report(result);
@@ -325,7 +289,7 @@ TEST_CASE("nccl: --validate=full all-reduces across the workers with the workloa
     if (skip_without_prerequisites()) return;
     SECTION("passed") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, ""), {}, {"--validate=full", "--explain"});
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, ""), {}, {"--validate=full", "--explain"});
         INFO(result.err);
         CHECK(result.exit_code == 0);
         const auto report = e2e::report(result);
@@ -337,7 +301,7 @@ TEST_CASE("nccl: --validate=full all-reduces across the workers with the workloa
     }
     SECTION("a rank fails: nccl_all_reduce_failed") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, ""), {{"PROVISION_TEST_FAULT", "nccl=error"}},
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, ""), {{"PROVISION_TEST_FAULT", "nccl=error"}},
                                 {"--validate=full"});
         INFO(result.err);
         CHECK(result.exit_code == 5);
@@ -351,7 +315,7 @@ TEST_CASE("nccl: --validate=full all-reduces across the workers with the workloa
     }
     SECTION("quick mode does not all-reduce") {
         TempDir dir;
-        const auto report = e2e::report(run(dir, venv(dir, true), machine(dir, "")));
+        const auto report = e2e::report(run(dir, torch_venv(dir, true), machine(dir, "")));
         CHECK_FALSE(report["nccl"].contains("all_reduce"));
     }
 }
@@ -366,7 +330,7 @@ TEST_CASE("nccl: eight GPUs on the cuMem path: a worker process imports each oth
         const std::string machine_file = dir.file("pod.toml");
         e2e::write_file(machine_file, e2e::read_file(e2e::gpu_fixture("pod-8x-h100-nvswitch")) +
                                           "\n[faults]\nhandle_open_delay_ms = 20\n");
-        const auto result = run(dir, venv(dir, true), machine_file, {{"PROVISION_FAKE_CUDA_OPEN_LOG", dir.file("opens.log")}},
+        const auto result = run(dir, torch_venv(dir, true), machine_file, {{"PROVISION_FAKE_CUDA_OPEN_LOG", dir.file("opens.log")}},
                                 {"--worker-processes", std::to_string(processes)});
         INFO(result.err);
         CHECK(result.exit_code == 0);
@@ -430,7 +394,7 @@ TEST_CASE("nccl: a GPU other processes hold is not measured: no pair, no host me
     if (skip_without_prerequisites()) return;
     SECTION("a single run stops (exit 7): a job should not start on a GPU that is taken") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, kGpu0Busy, kGpu0Held));
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, kGpu0Busy, kGpu0Held));
         INFO(result.err);
         CHECK(result.exit_code == 7);
         const auto report = e2e::report(result);
@@ -445,7 +409,7 @@ TEST_CASE("nccl: a GPU other processes hold is not measured: no pair, no host me
     }
     SECTION("--busy-gpu share: the job goes on, degraded, and nothing is written from what was not measured") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, kGpu0Busy, kGpu0Held), {}, {"--busy-gpu", "share"});
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, kGpu0Busy, kGpu0Held), {}, {"--busy-gpu", "share"});
         INFO(result.err);
         CHECK(result.exit_code == 0);
         const auto report = e2e::report(result);
@@ -458,7 +422,7 @@ TEST_CASE("nccl: a GPU other processes hold is not measured: no pair, no host me
     SECTION("--validate=full: the all-reduce leaves the GPU not opened out") {
         TempDir dir;
         const auto result =
-            run(dir, venv(dir, true), machine(dir, kGpu0Busy, kGpu0Held), {{"PROVISION_BUSY_GPU", "share"}}, {"--validate=full"});
+            run(dir, torch_venv(dir, true), machine(dir, kGpu0Busy, kGpu0Held), {{"PROVISION_BUSY_GPU", "share"}}, {"--validate=full"});
         INFO(result.err);
         const auto report = e2e::report(result);
         CHECK_FALSE(report["nccl"].contains("all_reduce"));  // one rank left: nothing to all-reduce
@@ -470,7 +434,7 @@ TEST_CASE("dcgm: the driver's recovery action, read as DCGM reads it", "[nccl][d
     if (skip_without_prerequisites()) return;
     SECTION("drain-p2p: peer traffic stops (NCCL_P2P_DISABLE=1), the job goes on, degraded") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, "", "recovery_action = \"drain-p2p\""));
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, "", "recovery_action = \"drain-p2p\""));
         INFO(result.err);
         CHECK(result.exit_code == 0);
         const auto report = e2e::report(result);
@@ -482,7 +446,7 @@ TEST_CASE("dcgm: the driver's recovery action, read as DCGM reads it", "[nccl][d
     }
     SECTION("gpu-reset: the run fails before the job starts") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, "", "recovery_action = \"gpu-reset\""));
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, "", "recovery_action = \"gpu-reset\""));
         INFO(result.err);
         CHECK(result.exit_code != 0);
         const auto report = e2e::report(result);
@@ -492,7 +456,7 @@ TEST_CASE("dcgm: the driver's recovery action, read as DCGM reads it", "[nccl][d
     }
     SECTION("none, on both GPUs: nothing to say") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, "", "recovery_action = \"none\""));
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, "", "recovery_action = \"none\""));
         CHECK(result.exit_code == 0);
         const auto report = e2e::report(result);
         CHECK(report["verdict"] == "ok");
@@ -506,7 +470,7 @@ TEST_CASE("dcgm: link error counters read before the copies and after them", "[n
     const std::string counters = "link_errors = { nvlink_replay = 2, nvlink_crc = 40, pcie_replays = 3 }";
     SECTION("steady counters: read twice, nothing found") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true), machine(dir, "", counters));
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, "", counters));
         INFO(result.err);
         CHECK(result.exit_code == 0);
         const auto report = e2e::report(result);
@@ -518,7 +482,7 @@ TEST_CASE("dcgm: link error counters read before the copies and after them", "[n
     }
     SECTION("replays that rise under the copies mark the GPU degraded, with the counts") {
         TempDir dir;
-        const auto result = run(dir, venv(dir, true),
+        const auto result = run(dir, torch_venv(dir, true),
                                 machine(dir, "link_error_rise = { nvlink_replay = 4, pcie_replays = 1 }", counters));
         INFO(result.err);
         CHECK(result.exit_code == 0);
@@ -541,7 +505,7 @@ TEST_CASE("dcgm: Xids in the kernel's log, by GPU", "[nccl][dcgm][xid]") {
                                       "3,2,2,-;NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.\n");
     SECTION("a critical Xid on GPU 0 fails the run; GPU 1's application fault is listed, not judged") {
         const auto result =
-            run(dir, venv(dir, true), machine(dir, ""), {{"PROVISION_TEST_KMSG", dir.file("kmsg")}});
+            run(dir, torch_venv(dir, true), machine(dir, ""), {{"PROVISION_TEST_KMSG", dir.file("kmsg")}});
         INFO(result.err);
         const auto report = e2e::report(result);
         REQUIRE(report["gpus"][0]["health"]["xids"].size() == 1);
@@ -554,7 +518,7 @@ TEST_CASE("dcgm: Xids in the kernel's log, by GPU", "[nccl][dcgm][xid]") {
         CHECK(has(result.err, "Xid 79 (GPU has fallen off the bus)"));
     }
     SECTION("a log that cannot be read says so; it is never \"no Xids\"") {
-        const auto result = run(dir, venv(dir, true), machine(dir, ""),
+        const auto result = run(dir, torch_venv(dir, true), machine(dir, ""),
                                 {{"PROVISION_TEST_KMSG", dir.file("no-such-log")}});
         const auto report = e2e::report(result);
         CHECK(report["gpus"][0]["health"]["xids"] == "not-read");
@@ -609,7 +573,7 @@ TEST_CASE("nccl: --validate=full on a job of two nodes meets at provision's rend
     const int port = free_port();
     TempDir first, second;
     // Node 1 first, in the background: it waits for node 0 at the port.
-    const std::string python1 = venv(second, true), machine1 = machine(second, "");
+    const std::string python1 = torch_venv(second, true), machine1 = machine(second, "");
     std::map<std::string, std::string> env1 = {{"PROVISION_NVML_LIBRARY", FAKE_NVML_LIBRARY},
                                                {"PROVISION_CUDA_LIBRARY", FAKE_CUDA_LIBRARY},
                                                {"PROVISION_FAKE_GPU_FIXTURE", machine1},
@@ -624,7 +588,7 @@ TEST_CASE("nccl: --validate=full on a job of two nodes meets at provision's rend
                                     "--env-file", second.file("env")},
                                    env1, out1);
     ::close(out1);
-    const auto result = run(first, venv(first, true), machine(first, ""), node_of_job(first, 2, 0, port),
+    const auto result = run(first, torch_venv(first, true), machine(first, ""), node_of_job(first, 2, 0, port),
                             {"--validate=full", "--explain"});
     int status = 0;
     REQUIRE(::waitpid(node1, &status, 0) == node1);
@@ -652,7 +616,7 @@ TEST_CASE("nccl: a node that never comes ends the wait at the limit with nodes_m
           "[nccl][full][network]") {
     if (skip_without_prerequisites()) return;
     TempDir dir;
-    const auto result = run(dir, venv(dir, true), machine(dir, ""), node_of_job(dir, 3, 0, free_port(), "1"),
+    const auto result = run(dir, torch_venv(dir, true), machine(dir, ""), node_of_job(dir, 3, 0, free_port(), "1"),
                             {"--validate=full"});
     INFO(result.err);
     CHECK(result.exit_code == 0);  // degraded: the nodes' own start decides
@@ -700,7 +664,7 @@ BackgroundNode start_node(const TempDir& dir, const std::map<std::string, std::s
     const int out = ::open(node.report_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     REQUIRE(out >= 0);
     std::vector<std::string> args = {PROVISION_BINARY, "--check", "--json", "--validate=full", "--python",
-                                     venv(dir, true), "--env-file", dir.file("env")};
+                                     torch_venv(dir, true), "--env-file", dir.file("env")};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     node.pid = e2e::start(args, env, out);
     ::close(out);
@@ -717,7 +681,7 @@ std::pair<int, nlohmann::json> finish(const BackgroundNode& node) {
 
 e2e::Result run_node(const TempDir& dir, const std::map<std::string, std::string>& env,
                      std::vector<std::string> extra_args = {}) {
-    std::vector<std::string> args = {"--check", "--json", "--validate=full", "--python", venv(dir, true),
+    std::vector<std::string> args = {"--check", "--json", "--validate=full", "--python", torch_venv(dir, true),
                                      "--env-file", dir.file("env")};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     return e2e::provision(args, env);
