@@ -128,7 +128,7 @@ public:
             const auto check = links::check_fabric_handle(device_);
             return {check.status, check.cuda_error, check.detail};
         }
-        return {FabricHandleStatus::failed, 0, kNoToolkit};
+        return {FabricHandleStatus::not_measured, 0, kNoToolkit};  // nothing ran: no setting may follow
     }
 
     NcclIdLine nccl_id(const LinkCommand& command) override {

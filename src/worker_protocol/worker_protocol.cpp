@@ -387,7 +387,8 @@ WorkerOutput parse_worker_output(const std::string& text) {
         } else if (const toml::table* fabric = document ? (*document)["fabric_handle"].as_table() : nullptr) {
             const auto status = parse_fabric_handle_status((*fabric)["status"].value_or(std::string()));
             output.fabric_handle =
-                FabricHandleLine{status.value_or(FabricHandleStatus::failed),
+                // A status this build does not know is no measurement: never a failure that writes a setting.
+                FabricHandleLine{status.value_or(FabricHandleStatus::not_measured),
                                  static_cast<int>((*fabric)["cuda_error"].value_or(std::int64_t{0})),
                                  (*fabric)["detail"].value_or(std::string())};
             return;

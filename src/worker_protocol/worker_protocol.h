@@ -170,7 +170,7 @@ struct HostMemoryLine {
 };
 
 struct FabricHandleLine {
-    FabricHandleStatus status = FabricHandleStatus::failed;
+    FabricHandleStatus status = FabricHandleStatus::not_measured;
     int cuda_error = 0;
     std::string detail;
 };

@@ -395,3 +395,17 @@ TEST_CASE("the NCCL commands and answers round-trip, the library's path whole", 
     CHECK(output.nccl->init_ms == 412.5);
     CHECK(output.nccl->bus_gb_per_s == 322.1);
 }
+
+TEST_CASE("a fabric-handle line reads back; one whose status this build does not know is no measurement",
+          "[validation][fabric]") {
+    const WorkerOutput failed =
+        parse_worker_output(format_fabric_handle_line({FabricHandleStatus::failed, 800, "cuMemCreate: 800"}) + "\n");
+    REQUIRE(failed.fabric_handle);
+    CHECK(failed.fabric_handle->status == FabricHandleStatus::failed);
+    CHECK(failed.fabric_handle->cuda_error == 800);
+    // Only a check that ran and failed may write NCCL_MNNVL_ENABLE=0 (fabric/fabric_judgement.cpp).
+    const WorkerOutput unknown =
+        parse_worker_output("fabric_handle = { status = \"melted\", cuda_error = 0, detail = \"\" }\n");
+    REQUIRE(unknown.fabric_handle);
+    CHECK(unknown.fabric_handle->status == FabricHandleStatus::not_measured);
+}

@@ -606,6 +606,8 @@ HostMemoryCheck check_host_numa_memory(int cuda_device) {
 FabricHandleLinkCheck check_fabric_handle(int cuda_device) {
     FabricHandleLinkCheck check;
     if (const cudaError_t set = cudaSetDevice(cuda_device); set != cudaSuccess) {
+        // The GPU was not reached, so nothing of the fabric was tried: no finding, no setting.
+        check.status = FabricHandleStatus::not_measured;
         check.detail = detail::describe_cuda_failure(CudaFailure(set, "cudaSetDevice"), cuda_device);
         return check;
     }
