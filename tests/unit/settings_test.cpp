@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -114,15 +115,14 @@ TEST_CASE("--help lists the variables of others apart, each with its owner") {
 
 namespace {
 
-// The README's table of the variables of others ("| variable | owner | read
-// for |"): each row's variables (a cell may name several) and its owner.
-std::map<std::string, std::string> readme_others(const std::string& readme) {
-    std::map<std::string, std::string> rows;
+// The body rows of every Markdown table in `text` whose header line starts
+// with `header`, up to each table's end.
+std::vector<std::string> markdown_table_rows(const std::string& text, const std::string& header) {
+    std::vector<std::string> rows;
     bool in_table = false;
-    std::istringstream lines(readme);
-    const std::regex variable("`([A-Z][A-Z0-9_]*)`");
+    std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
-        if (line.rfind("| variable | owner |", 0) == 0) {
+        if (line.rfind(header, 0) == 0) {
             in_table = true;
             continue;
         }
@@ -130,7 +130,17 @@ std::map<std::string, std::string> readme_others(const std::string& readme) {
             in_table = false;
             continue;
         }
-        if (!in_table || line.rfind("| ---", 0) == 0) continue;
+        if (in_table && line.rfind("| ---", 0) != 0) rows.push_back(line);
+    }
+    return rows;
+}
+
+// The README's table of the variables of others ("| variable | owner | read
+// for |"): each row's variables (a cell may name several) and its owner.
+std::map<std::string, std::string> readme_others(const std::string& readme) {
+    std::map<std::string, std::string> rows;
+    const std::regex variable("`([A-Z][A-Z0-9_]*)`");
+    for (const std::string& line : markdown_table_rows(readme, "| variable | owner |")) {
         const auto first = line.find('|', 1), second = line.find('|', first + 1);
         if (second == std::string::npos) continue;
         const std::string names = line.substr(1, first - 1), owner = trimmed(line.substr(first + 1, second - first - 1));
@@ -159,19 +169,8 @@ namespace {
 // second cell), either of which may be missing.
 std::set<std::pair<std::string, std::string>> readme_rows(const std::string& readme) {
     std::set<std::pair<std::string, std::string>> rows;
-    bool in_table = false;
-    std::istringstream lines(readme);
     const std::regex flag("`(--[a-z][a-z-]*)"), variable("(PROVISION_[A-Z_]+)");
-    for (std::string line; std::getline(lines, line);) {
-        if (line.rfind("| option | env variable |", 0) == 0) {
-            in_table = true;
-            continue;
-        }
-        if (line.rfind("|", 0) != 0) {
-            in_table = false;
-            continue;
-        }
-        if (!in_table || line.rfind("| ---", 0) == 0) continue;
+    for (const std::string& line : markdown_table_rows(readme, "| option | env variable |")) {
         // A cell may hold an escaped pipe (`quick\|full` in Markdown): not a cell boundary.
         const auto boundary = [&](std::size_t from) {
             auto at = line.find('|', from);
